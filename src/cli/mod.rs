@@ -1,0 +1,4 @@
+//! Subcommands. Convention: human-readable output by default; with `--json` the last line of
+//! stdout is one JSON object.
+
+pub mod train;

@@ -1,0 +1,103 @@
+//! Data sets: a plain row-major feature matrix with labels, built from a generator or a CSV file.
+
+pub mod csv;
+pub mod generator;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::rng::SimRng;
+
+/// n samples of d features, row-major, with one label per sample.
+///
+/// The label's meaning belongs to the loss: a class index (stored as an exact integer) for
+/// multinomial losses, a response for regression, a weight a_i for the sharp loss.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dataset {
+    /// Number of samples.
+    pub n: usize,
+    /// Number of features.
+    pub d: usize,
+    /// Features, row-major: sample i is `x[i*d..(i+1)*d]`.
+    pub x: Vec<f64>,
+    /// Labels.
+    pub y: Vec<f64>,
+}
+
+impl Dataset {
+    /// Builds a data set, rejecting ragged shapes and non-finite values.
+    pub fn new(x: Vec<f64>, y: Vec<f64>, d: usize) -> Result<Self> {
+        if d == 0 {
+            return Err(Error::data("the number of features d must be at least 1"));
+        }
+        if x.len() % d != 0 {
+            return Err(Error::data(format!(
+                "feature buffer of length {} is not a multiple of d = {d}",
+                x.len()
+            )));
+        }
+        let n = x.len() / d;
+        if y.len() != n {
+            return Err(Error::data(format!(
+                "dimension mismatch: {n} feature rows but {} labels",
+                y.len()
+            )));
+        }
+        if n == 0 {
+            return Err(Error::data("the data set is empty"));
+        }
+        if let Some(k) = x.iter().position(|v| !v.is_finite()) {
+            return Err(Error::data(format!(
+                "feature {} of sample {} is {} (NaN and infinite values are not allowed)",
+                k % d,
+                k / d,
+                x[k]
+            )));
+        }
+        if let Some(i) = y.iter().position(|v| !v.is_finite()) {
+            return Err(Error::data(format!(
+                "label of sample {i} is {} (NaN and infinite values are not allowed)",
+                y[i]
+            )));
+        }
+        Ok(Dataset { n, d, x, y })
+    }
+
+    /// Features of sample i.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.x[i * self.d..(i + 1) * self.d]
+    }
+
+    /// Number of classes if the labels are class indices 0..m-1 (exact non-negative integers).
+    pub fn num_classes(&self) -> Option<usize> {
+        let mut m = 0usize;
+        for &v in &self.y {
+            if v < 0.0 || v.fract() != 0.0 || v > 1e9 {
+                return None;
+            }
+            m = m.max(v as usize + 1);
+        }
+        Some(m)
+    }
+}
+
+/// Where a run's data comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum DataSpec {
+    /// A synthetic generator (see [`generator::GeneratorSpec`]).
+    Generated(generator::GeneratorSpec),
+    /// A CSV file (see [`csv::CsvSpec`]).
+    Csv(csv::CsvSpec),
+}
+
+impl DataSpec {
+    /// Builds the data set; `rng` is the data stream and is only used by generators.
+    pub fn build(&self, rng: &mut SimRng) -> Result<Dataset> {
+        match self {
+            DataSpec::Generated(g) => g.generate(rng),
+            DataSpec::Csv(c) => c.load(),
+        }
+    }
+}

@@ -1,0 +1,410 @@
+//! DP-SGD exactly as Algorithm 1: Poisson subsampling, per-sample clipping (Eq. 2), Gaussian
+//! noise, projection onto W, and a random iterate as output.
+//!
+//! [`Stepper`] is the step function; [`DpSgd::run`] owns the loop and what gets recorded.
+
+pub mod noise;
+pub mod sampler;
+pub mod schedule;
+
+use rand::RngExt;
+use rand_distr::{Distribution, StandardNormal};
+use serde::{Deserialize, Serialize};
+
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::loss::{ClipStats, Loss, Scratch, mean_value, norm2};
+use crate::rng::{Purpose, SimRng, stream};
+
+pub use noise::{Calibrator, NoiseSpec, ResolvedNoise, theorem_3_4_sigma};
+pub use sampler::PoissonSampler;
+pub use schedule::StepSchedule;
+
+/// The parameter domain W (Algorithm 1, line 5).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Projection {
+    /// W = R^d: no projection.
+    #[default]
+    None,
+    /// W = {w : ||w|| <= radius}.
+    L2Ball { radius: f64 },
+}
+
+impl Projection {
+    /// Pi_W(w), in place.
+    #[inline]
+    pub fn apply(&self, w: &mut [f64]) {
+        if let Projection::L2Ball { radius } = *self {
+            let nrm = norm2(w);
+            if nrm > radius {
+                let s = radius / nrm;
+                w.iter_mut().for_each(|v| *v *= s);
+            }
+        }
+    }
+}
+
+/// Which iterate is returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputRule {
+    /// w_that with that ~ unif{0, ..., T-1} (Algorithm 1, line 7; the paper's rule).
+    #[default]
+    RandomIterate,
+    /// w_T.
+    LastIterate,
+    /// (1/T) sum_{t<T} w_t, the mean of the random iterate's law.
+    AverageIterate,
+}
+
+/// The initial point w_0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Init {
+    /// w_0 = 0.
+    #[default]
+    Zeros,
+    /// w_0 = value * (1, ..., 1).
+    Constant { value: f64 },
+    /// w_0 ~ N(0, scale^2 I) from the init stream.
+    Gaussian { scale: f64 },
+    /// An explicit point.
+    Point { w: Vec<f64> },
+}
+
+/// DP-SGD's hyperparameters, as read from a config file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DpSgdConfig {
+    /// Number of iterations T.
+    pub steps: usize,
+    /// Expected batch size b; the sampling rate is q = b / n.
+    pub batch_size: f64,
+    /// eta_t.
+    pub learning_rate: StepSchedule,
+    /// tau_t.
+    pub clip_norm: StepSchedule,
+    /// sigma_n.
+    pub noise: NoiseSpec,
+    /// W.
+    #[serde(default)]
+    pub projection: Projection,
+    /// The returned iterate.
+    #[serde(default)]
+    pub output: OutputRule,
+    /// w_0.
+    #[serde(default)]
+    pub init: Init,
+}
+
+/// A validated DP-SGD configuration for a given data set size, with its noise resolved.
+#[derive(Debug, Clone)]
+pub struct DpSgd {
+    cfg: DpSgdConfig,
+    n: usize,
+    noise: ResolvedNoise,
+    sampler: PoissonSampler,
+}
+
+/// What one run produced.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunOutput {
+    /// The returned iterate (by the configured output rule).
+    pub w_priv: Vec<f64>,
+    /// The last iterate w_T.
+    pub w_last: Vec<f64>,
+    /// The average iterate (1/T) sum_{t<T} w_t.
+    pub w_avg: Vec<f64>,
+    /// The index that of the random iterate.
+    pub t_hat: usize,
+    /// T.
+    pub steps: usize,
+    /// Mean realized batch size |S_t| over the run.
+    pub mean_batch: f64,
+    /// Fraction of sampled per-sample gradients that were clipped.
+    pub clipped_fraction: f64,
+    /// sigma_n at step 0 (sigma_n scales with tau_t when tau follows a schedule).
+    pub sigma_n: f64,
+    /// The noise multiplier z on the sum of clipped gradients.
+    pub noise_multiplier: f64,
+}
+
+impl DpSgd {
+    /// Validates `cfg` against a data set of `n` samples and resolves the noise.
+    pub fn new(cfg: DpSgdConfig, n: usize, calibrator: Option<&dyn Calibrator>) -> Result<Self> {
+        if cfg.steps == 0 {
+            return Err(Error::param("steps T must be at least 1, but is 0"));
+        }
+        let b = cfg.batch_size;
+        if !(b.is_finite() && b > 0.0) {
+            return Err(Error::param(format!(
+                "batch_size b must be positive and finite, but is {b}"
+            )));
+        }
+        if b > n as f64 {
+            return Err(Error::param(format!(
+                "batch_size b = {b} exceeds the number of samples n = {n}"
+            )));
+        }
+        cfg.learning_rate.validate("learning_rate", cfg.steps)?;
+        cfg.clip_norm.validate("clip_norm tau", cfg.steps)?;
+        if let Projection::L2Ball { radius } = cfg.projection {
+            crate::error::check_positive("projection radius", radius)?;
+        }
+        match &cfg.init {
+            Init::Constant { value } if !value.is_finite() => {
+                return Err(Error::param(format!(
+                    "init value must be finite, but is {value}"
+                )));
+            }
+            Init::Gaussian { scale } if !(scale.is_finite() && *scale >= 0.0) => {
+                return Err(Error::param(format!(
+                    "init scale must be >= 0 and finite, but is {scale}"
+                )));
+            }
+            Init::Point { w } if w.iter().any(|v| !v.is_finite()) => {
+                return Err(Error::param("init point has a non-finite coordinate"));
+            }
+            _ => {}
+        }
+        let noise = cfg.noise.resolve(n, b, cfg.steps, calibrator)?;
+        let sampler = PoissonSampler::new(n, b / n as f64)?;
+        Ok(DpSgd {
+            cfg,
+            n,
+            noise,
+            sampler,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DpSgdConfig {
+        &self.cfg
+    }
+
+    /// The resolved noise.
+    pub fn noise(&self) -> ResolvedNoise {
+        self.noise
+    }
+
+    /// The initial point for a loss with `p` parameters.
+    pub fn initial_point(&self, p: usize, rng: &mut SimRng) -> Result<Vec<f64>> {
+        let mut w = match &self.cfg.init {
+            Init::Zeros => vec![0.0; p],
+            Init::Constant { value } => vec![*value; p],
+            Init::Gaussian { scale } => (0..p)
+                .map(|_| {
+                    scale * {
+                        let z: f64 = StandardNormal.sample(rng);
+                        z
+                    }
+                })
+                .collect(),
+            Init::Point { w } => {
+                if w.len() != p {
+                    return Err(Error::param(format!(
+                        "dimension mismatch: init point has {} coordinates, the loss has {p} parameters",
+                        w.len()
+                    )));
+                }
+                w.clone()
+            }
+        };
+        self.cfg.projection.apply(&mut w);
+        Ok(w)
+    }
+
+    /// Runs Algorithm 1 with streams derived from (seed, replicate).
+    pub fn run(
+        &self,
+        loss: &dyn Loss,
+        data: &Dataset,
+        seed: u64,
+        replicate: u64,
+    ) -> Result<RunOutput> {
+        self.run_observed(loss, data, seed, replicate, &mut |_, _| {})
+    }
+
+    /// Runs Algorithm 1, calling `observe(t, w_t)` for t = 0..=T.
+    pub fn run_observed(
+        &self,
+        loss: &dyn Loss,
+        data: &Dataset,
+        seed: u64,
+        replicate: u64,
+        observe: &mut dyn FnMut(usize, &[f64]),
+    ) -> Result<RunOutput> {
+        if data.n != self.n {
+            return Err(Error::param(format!(
+                "dimension mismatch: configured for n = {}, data has n = {}",
+                self.n, data.n
+            )));
+        }
+        loss.check_data(data)?;
+        let p = loss.param_dim();
+        let steps = self.cfg.steps;
+        let mut w = self.initial_point(p, &mut stream(seed, replicate, Purpose::Init))?;
+        let t_hat = stream(seed, replicate, Purpose::IterateChoice).random_range(0..steps);
+        let mut stepper = Stepper::new(
+            self,
+            p,
+            stream(seed, replicate, Purpose::Sampling),
+            stream(seed, replicate, Purpose::Noise),
+        );
+        let mut w_avg = vec![0.0; p];
+        let mut w_hat = Vec::new();
+        for t in 0..steps {
+            observe(t, &w);
+            if t == t_hat {
+                w_hat = w.clone();
+            }
+            crate::loss::axpy(1.0 / steps as f64, &w, &mut w_avg);
+            stepper.step(loss, data, t, &mut w);
+        }
+        observe(steps, &w);
+        let w_priv = match self.cfg.output {
+            OutputRule::RandomIterate => w_hat,
+            OutputRule::LastIterate => w.clone(),
+            OutputRule::AverageIterate => w_avg.clone(),
+        };
+        Ok(RunOutput {
+            w_priv,
+            w_last: w,
+            w_avg,
+            t_hat,
+            steps,
+            mean_batch: stepper.sampled as f64 / steps as f64,
+            clipped_fraction: if stepper.sampled == 0 {
+                0.0
+            } else {
+                stepper.clipped as f64 / stepper.sampled as f64
+            },
+            sigma_n: self.noise.sigma_per_tau * self.cfg.clip_norm.at(0),
+            noise_multiplier: self.noise.multiplier,
+        })
+    }
+}
+
+/// One DP-SGD step at a time, with every buffer allocated up front.
+pub struct Stepper<'a> {
+    alg: &'a DpSgd,
+    sampling: SimRng,
+    noise: SimRng,
+    batch: Vec<usize>,
+    grad: Vec<f64>,
+    scratch: Scratch,
+    /// Samples drawn so far.
+    pub sampled: usize,
+    /// Of those, clipped.
+    pub clipped: usize,
+}
+
+impl<'a> Stepper<'a> {
+    /// A stepper for `p` parameters with its sampling and noise streams.
+    pub fn new(alg: &'a DpSgd, p: usize, sampling: SimRng, noise: SimRng) -> Self {
+        let b = alg.cfg.batch_size;
+        // Room for the batch size up to b + 8 sd, so growth is rare.
+        let cap = (b + 8.0 * b.sqrt() + 16.0).min(alg.n as f64) as usize;
+        Stepper {
+            alg,
+            sampling,
+            noise,
+            batch: Vec::with_capacity(cap),
+            grad: vec![0.0; p],
+            scratch: Scratch::default(),
+            sampled: 0,
+            clipped: 0,
+        }
+    }
+
+    /// Algorithm 1, lines 3-5, for step t: w <- Pi_W(w - eta_t g_t) with
+    /// g_t = (1/b) sum_{i in S_t} clip(grad f_i(w), tau_t) + zeta_t, zeta_t ~ N(0, sigma_n^2 I).
+    pub fn step(&mut self, loss: &dyn Loss, data: &Dataset, t: usize, w: &mut [f64]) -> ClipStats {
+        let cfg = &self.alg.cfg;
+        let tau = cfg.clip_norm.at(t);
+        let eta = cfg.learning_rate.at(t);
+        self.alg
+            .sampler
+            .sample_into(&mut self.sampling, &mut self.batch);
+        let stats = if self.batch.is_empty() {
+            self.grad.fill(0.0);
+            ClipStats::default()
+        } else {
+            loss.clipped_grad_sum(w, data, &self.batch, tau, &mut self.grad, &mut self.scratch)
+        };
+        self.sampled += stats.count;
+        self.clipped += stats.clipped;
+        // Divide by the expected batch size b, not |S_t| (Algorithm 1, line 4).
+        let inv_b = 1.0 / cfg.batch_size;
+        let sigma = self.alg.noise.sigma_per_tau * tau;
+        if sigma > 0.0 {
+            for (wi, gi) in w.iter_mut().zip(&self.grad) {
+                let z: f64 = StandardNormal.sample(&mut self.noise);
+                *wi -= eta * (gi * inv_b + sigma * z);
+            }
+        } else {
+            for (wi, gi) in w.iter_mut().zip(&self.grad) {
+                *wi -= eta * gi * inv_b;
+            }
+        }
+        cfg.projection.apply(w);
+        stats
+    }
+}
+
+/// The JSON summary of one run (`dpsgd-lab train`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub loss: String,
+    pub n: usize,
+    pub d: usize,
+    pub params: usize,
+    pub steps: usize,
+    pub batch_size: f64,
+    pub mean_batch: f64,
+    pub sigma_n: f64,
+    pub noise_multiplier: f64,
+    pub clipped_fraction: f64,
+    pub t_hat: usize,
+    pub f_w0: f64,
+    pub f_w_priv: f64,
+    pub f_w_last: f64,
+    pub f_w_avg: f64,
+    pub grad_norm_sq_w_priv: f64,
+    pub wall_time_s: f64,
+}
+
+impl RunSummary {
+    /// Evaluates a run's output on the data set.
+    pub fn new(
+        loss: &dyn Loss,
+        data: &Dataset,
+        alg: &DpSgd,
+        w0: &[f64],
+        out: &RunOutput,
+        wall_time_s: f64,
+    ) -> Self {
+        let mut g = vec![0.0; out.w_priv.len()];
+        crate::loss::mean_grad(loss, &out.w_priv, data, &mut g);
+        RunSummary {
+            loss: loss.name().to_string(),
+            n: data.n,
+            d: data.d,
+            params: loss.param_dim(),
+            steps: out.steps,
+            batch_size: alg.cfg.batch_size,
+            mean_batch: out.mean_batch,
+            sigma_n: out.sigma_n,
+            noise_multiplier: out.noise_multiplier,
+            clipped_fraction: out.clipped_fraction,
+            t_hat: out.t_hat,
+            f_w0: mean_value(loss, w0, data),
+            f_w_priv: mean_value(loss, &out.w_priv, data),
+            f_w_last: mean_value(loss, &out.w_last, data),
+            f_w_avg: mean_value(loss, &out.w_avg, data),
+            grad_norm_sq_w_priv: crate::loss::dot(&g, &g),
+            wall_time_s,
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! dpsgd-lab: the theory of DP-SGD under generalized Lipschitzness, made executable.
+//!
+//! Implements "Beyond Uniform Lipschitz Condition in Differentially Private Optimization":
+//! Algorithm 1 ([`dpsgd`]), the loss families with per-sample Lipschitz constants ([`loss`]),
+//! data sets ([`data`]), privacy accounting ([`privacy`]) and the theorems ([`theory`]).
+
+pub mod config;
+pub mod data;
+pub mod dpsgd;
+pub mod error;
+pub mod linalg;
+pub mod loss;
+pub mod privacy;
+pub mod rng;
+pub mod theory;
+
+pub use error::{Error, Result};

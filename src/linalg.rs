@@ -1,0 +1,125 @@
+//! Thin safe wrappers around `matrixmultiply`'s single-threaded GEMM, on row-major slices.
+
+/// A strided view of a rows x cols matrix inside a slice.
+#[derive(Clone, Copy)]
+pub struct Mat<'a> {
+    pub data: &'a [f64],
+    pub rows: usize,
+    pub cols: usize,
+    pub rs: isize,
+    pub cs: isize,
+}
+
+impl<'a> Mat<'a> {
+    /// Row-major rows x cols.
+    pub fn rm(data: &'a [f64], rows: usize, cols: usize) -> Self {
+        Mat {
+            data,
+            rows,
+            cols,
+            rs: cols as isize,
+            cs: 1,
+        }
+    }
+    /// The transpose of a row-major rows x cols matrix, seen as cols x rows.
+    pub fn rm_t(data: &'a [f64], rows: usize, cols: usize) -> Self {
+        Mat {
+            data,
+            rows: cols,
+            cols: rows,
+            rs: 1,
+            cs: cols as isize,
+        }
+    }
+    /// The first `cols` columns of a row-major matrix with row stride `stride`.
+    pub fn rm_cols(data: &'a [f64], rows: usize, cols: usize, stride: usize) -> Self {
+        Mat {
+            data,
+            rows,
+            cols,
+            rs: stride as isize,
+            cs: 1,
+        }
+    }
+    fn check(&self) {
+        if self.rows == 0 || self.cols == 0 {
+            return;
+        }
+        let last = (self.rows - 1) as isize * self.rs + (self.cols - 1) as isize * self.cs;
+        assert!(
+            self.rs >= 0 && self.cs >= 0 && (last as usize) < self.data.len(),
+            "matrix view out of bounds"
+        );
+    }
+}
+
+/// c (row-major rows x cols, row stride `ldc`) = alpha a b + beta c.
+pub fn gemm(alpha: f64, a: Mat, b: Mat, beta: f64, c: &mut [f64], ldc: usize) {
+    assert_eq!(a.cols, b.rows, "inner dimensions differ");
+    a.check();
+    b.check();
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(
+        ldc >= n && (m - 1) * ldc + n <= c.len(),
+        "output out of bounds"
+    );
+    // SAFETY: the views and the output were bounds-checked above; matrixmultiply reads a and b
+    // and writes only the m x n block of c at row stride ldc.
+    unsafe {
+        matrixmultiply::dgemm(
+            m,
+            k,
+            n,
+            alpha,
+            a.data.as_ptr(),
+            a.rs,
+            a.cs,
+            b.data.as_ptr(),
+            b.rs,
+            b.cs,
+            beta,
+            c.as_mut_ptr(),
+            ldc as isize,
+            1,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemm_matches_naive_loops_with_transposes_and_strides() {
+        let a: Vec<f64> = (0..12).map(|v| v as f64 * 0.5 - 2.0).collect(); // 3 x 4
+        let b: Vec<f64> = (0..20).map(|v| (v as f64).sin()).collect(); // 5 x 4
+        let mut c = vec![1.0; 15]; // 3 x 5 = a b^T
+        gemm(2.0, Mat::rm(&a, 3, 4), Mat::rm_t(&b, 5, 4), 0.5, &mut c, 5);
+        for i in 0..3 {
+            for j in 0..5 {
+                let s: f64 = (0..4).map(|k| a[i * 4 + k] * b[j * 4 + k]).sum();
+                assert!((c[i * 5 + j] - (2.0 * s + 0.5)).abs() < 1e-12);
+            }
+        }
+        // first 3 columns of a (3 x 4) times a 3 x 2 matrix
+        let e = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let mut o = vec![0.0; 6];
+        gemm(
+            1.0,
+            Mat::rm_cols(&a, 3, 3, 4),
+            Mat::rm(&e, 3, 2),
+            0.0,
+            &mut o,
+            2,
+        );
+        for i in 0..3 {
+            for j in 0..2 {
+                let s: f64 = (0..3).map(|k| a[i * 4 + k] * e[k * 2 + j]).sum();
+                assert!((o[i * 2 + j] - s).abs() < 1e-12);
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The lower-bound loss of Appendix L, Eq. (97):
+//! l(w, x) = -<w, x> + 2 ||x|| max(||w|| - 1, 0).
+//!
+//! A subgradient is -x + 2 ||x|| w/||w|| 1{||w|| > 1}, of norm at most 3 ||x|| (Eq. 100).
+
+use super::glm::check_dim;
+use super::{ClipStats, Loss, Scratch, axpy, clip_factor, dot, norm2};
+use crate::data::Dataset;
+use crate::error::Result;
+
+/// Eq. (97) on w in R^d; labels are ignored.
+#[derive(Debug, Clone)]
+pub struct AppendixLLoss {
+    d: usize,
+}
+
+impl AppendixLLoss {
+    /// d-dimensional features.
+    pub fn new(d: usize) -> Self {
+        AppendixLLoss { d }
+    }
+}
+
+impl Loss for AppendixLLoss {
+    fn name(&self) -> &'static str {
+        "appendix_l"
+    }
+    fn param_dim(&self) -> usize {
+        self.d
+    }
+    fn check_data(&self, data: &Dataset) -> Result<()> {
+        check_dim(self.d, data)
+    }
+    /// Eq. (97).
+    fn value(&self, w: &[f64], x: &[f64], _y: f64) -> f64 {
+        -dot(w, x) + 2.0 * norm2(x) * (norm2(w) - 1.0).max(0.0)
+    }
+    fn grad(&self, w: &[f64], x: &[f64], _y: f64, out: &mut [f64]) {
+        let nw = norm2(w);
+        let s = if nw > 1.0 { 2.0 * norm2(x) / nw } else { 0.0 };
+        for ((o, wk), xk) in out.iter_mut().zip(w).zip(x) {
+            *o = s * wk - xk;
+        }
+    }
+    /// Eq. (100): G(x) = 3 ||x||.
+    fn lipschitz(&self, x: &[f64], _y: f64) -> Option<f64> {
+        Some(3.0 * norm2(x))
+    }
+    /// With u = w/||w|| and s_i = 2||x_i|| 1{||w|| > 1}: ||grad_i||^2 = ||x_i||^2 - 2 s_i <x_i, u>
+    /// + s_i^2, so only dot products are needed; the u part is summed as a scalar.
+    fn clipped_grad_sum(
+        &self,
+        w: &[f64],
+        data: &Dataset,
+        batch: &[usize],
+        tau: f64,
+        out: &mut [f64],
+        _scratch: &mut Scratch,
+    ) -> ClipStats {
+        out.fill(0.0);
+        let nw = norm2(w);
+        let outside = nw > 1.0;
+        let mut stats = ClipStats {
+            clipped: 0,
+            count: batch.len(),
+        };
+        let mut total = 0.0;
+        for &i in batch {
+            let x = data.row(i);
+            let nx2 = dot(x, x);
+            let (s, xu) = if outside {
+                (2.0 * nx2.sqrt(), dot(x, w) / nw)
+            } else {
+                (0.0, 0.0)
+            };
+            let norm = (nx2 - 2.0 * s * xu + s * s).max(0.0).sqrt();
+            let c = clip_factor(norm, tau);
+            if c < 1.0 {
+                stats.clipped += 1;
+            }
+            axpy(-c, x, out);
+            total += c * s;
+        }
+        if outside {
+            axpy(total / nw, w, out);
+        }
+        stats
+    }
+}

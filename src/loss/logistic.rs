@@ -1,0 +1,154 @@
+//! Multinomial logistic regression (softmax cross-entropy) with a 1 appended to x for the bias.
+//! Appendix D: ||grad l|| = sqrt(sum_{j != y} p_j^2 + (1 - p_y)^2) ||x~|| <= sqrt(2) ||x~||.
+
+use super::{ClipStats, Loss, Scratch, buf, clip_factor, dot};
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::linalg::{Mat, gemm};
+
+/// Softmax cross-entropy, Eq. (7), with parameters W in R^{m x (d+1)} stored row-major:
+/// w_j = W[j, ..] is class j's weight vector, its last entry the bias.
+#[derive(Debug, Clone)]
+pub struct SoftmaxLoss {
+    d: usize,
+    m: usize,
+}
+
+impl SoftmaxLoss {
+    /// d features, m classes.
+    pub fn new(d: usize, m: usize) -> Self {
+        SoftmaxLoss { d, m }
+    }
+    fn logits(&self, w: &[f64], x: &[f64], z: &mut [f64]) {
+        let dd = self.d + 1;
+        for (j, zj) in z.iter_mut().enumerate() {
+            let wj = &w[j * dd..(j + 1) * dd];
+            *zj = dot(&wj[..self.d], x) + wj[self.d];
+        }
+    }
+}
+
+/// In place: z <- softmax(z); returns log-sum-exp of the input (stable).
+#[inline]
+pub(crate) fn softmax_in_place(z: &mut [f64]) -> f64 {
+    let mx = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let mut s = 0.0;
+    for v in z.iter_mut() {
+        *v = (*v - mx).exp();
+        s += *v;
+    }
+    let inv = 1.0 / s;
+    z.iter_mut().for_each(|v| *v *= inv);
+    mx + s.ln()
+}
+
+pub(crate) fn check_class_labels(data: &Dataset, m: usize) -> Result<()> {
+    for (i, &y) in data.y.iter().enumerate() {
+        if !(y >= 0.0 && y.fract() == 0.0 && (y as usize) < m) {
+            return Err(Error::data(format!(
+                "label of sample {i} is {y}, but class labels must be integers in 0..{m}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Loss for SoftmaxLoss {
+    fn name(&self) -> &'static str {
+        "logistic"
+    }
+
+    fn param_dim(&self) -> usize {
+        self.m * (self.d + 1)
+    }
+
+    fn check_data(&self, data: &Dataset) -> Result<()> {
+        if data.d != self.d {
+            return Err(Error::data(format!(
+                "dimension mismatch: the loss expects d = {} features, the data has {}",
+                self.d, data.d
+            )));
+        }
+        check_class_labels(data, self.m)
+    }
+
+    /// Eq. (7): -log p_y = logsumexp(z) - z_y.
+    fn value(&self, w: &[f64], x: &[f64], y: f64) -> f64 {
+        let mut z = vec![0.0; self.m];
+        self.logits(w, x, &mut z);
+        let zy = z[y as usize];
+        softmax_in_place(&mut z) - zy
+    }
+
+    /// grad_W l = (p - e_y) x~^T.
+    fn grad(&self, w: &[f64], x: &[f64], y: f64, out: &mut [f64]) {
+        let dd = self.d + 1;
+        let mut z = vec![0.0; self.m];
+        self.logits(w, x, &mut z);
+        softmax_in_place(&mut z);
+        z[y as usize] -= 1.0;
+        for j in 0..self.m {
+            let row = &mut out[j * dd..(j + 1) * dd];
+            for (r, xk) in row.iter_mut().zip(x) {
+                *r = z[j] * xk;
+            }
+            row[self.d] = z[j];
+        }
+    }
+
+    /// Appendix D, Eq. (8): G(x, y) = sqrt(2) ||x~|| = sqrt(2 (||x||^2 + 1)).
+    fn lipschitz(&self, x: &[f64], _y: f64) -> Option<f64> {
+        Some((2.0 * (dot(x, x) + 1.0)).sqrt())
+    }
+
+    /// Ghost clipping: ||grad_i|| = ||e_i|| ||x~_i|| with e_i = p_i - e_{y_i} (Eq. 8), so
+    /// sum_i c_i e_i x~_i^T = (C E)^T X~ is one matrix product; no per-sample gradient is formed.
+    fn clipped_grad_sum(
+        &self,
+        w: &[f64],
+        data: &Dataset,
+        batch: &[usize],
+        tau: f64,
+        out: &mut [f64],
+        scratch: &mut Scratch,
+    ) -> ClipStats {
+        let (d, m, bsz) = (self.d, self.m, batch.len());
+        let dd = d + 1;
+        let xb = buf(&mut scratch.a, bsz * dd);
+        let xsq = buf(&mut scratch.c, bsz);
+        for (r, &i) in batch.iter().enumerate() {
+            let row = &mut xb[r * dd..(r + 1) * dd];
+            row[..d].copy_from_slice(data.row(i));
+            row[d] = 1.0;
+            xsq[r] = dot(row, row);
+        }
+        let e = buf(&mut scratch.b, bsz * m);
+        // Z = X~ W^T (B x m)
+        gemm(1.0, Mat::rm(xb, bsz, dd), Mat::rm_t(w, m, dd), 0.0, e, m);
+        let mut stats = ClipStats {
+            clipped: 0,
+            count: bsz,
+        };
+        for (r, &i) in batch.iter().enumerate() {
+            let er = &mut e[r * m..(r + 1) * m];
+            softmax_in_place(er);
+            er[data.y[i] as usize] -= 1.0;
+            let norm = (dot(er, er) * xsq[r]).sqrt();
+            let c = clip_factor(norm, tau);
+            if c < 1.0 {
+                stats.clipped += 1;
+                er.iter_mut().for_each(|v| *v *= c);
+            }
+        }
+        // out = (C E)^T X~ (m x (d+1))
+        gemm(
+            1.0,
+            Mat::rm_t(e, bsz, m),
+            Mat::rm(xb, bsz, dd),
+            0.0,
+            out,
+            dd,
+        );
+        stats
+    }
+}

@@ -1,0 +1,230 @@
+//! Per-sample losses f_i(w) = l(w, x_i, y_i) with their gradients and per-sample Lipschitz
+//! constants G(x, y) (Assumption 4.1), and a batched fast path for the sum of clipped
+//! per-sample gradients.
+
+pub mod appendix_l;
+mod glm;
+pub mod huber;
+pub mod logistic;
+pub mod robust;
+pub mod sharp;
+pub mod tanh_net;
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+
+pub use appendix_l::AppendixLLoss;
+pub use huber::HuberLoss;
+pub use logistic::SoftmaxLoss;
+pub use robust::RobustLoss;
+pub use sharp::SharpLoss;
+pub use tanh_net::TanhNet;
+
+/// Counts from one clipped-sum call.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ClipStats {
+    /// Samples whose gradient norm exceeded tau (and were scaled down).
+    pub clipped: usize,
+    /// Samples processed.
+    pub count: usize,
+}
+
+/// Reusable buffers, grown on demand and never shrunk, so that the step loop does not allocate
+/// once they have reached their working size.
+#[derive(Debug, Default, Clone)]
+pub struct Scratch {
+    pub a: Vec<f64>,
+    pub b: Vec<f64>,
+    pub c: Vec<f64>,
+    pub e: Vec<f64>,
+    pub f: Vec<f64>,
+}
+
+/// Resizes `buf` to `len` (growing capacity only when needed) and returns it.
+#[inline]
+pub fn buf(buf: &mut Vec<f64>, len: usize) -> &mut [f64] {
+    if buf.len() < len {
+        buf.resize(len, 0.0);
+    }
+    &mut buf[..len]
+}
+
+/// clip(z, c) factor of Eq. (2): min(1, c / ||z||), with the convention 1 at z = 0.
+#[inline]
+pub fn clip_factor(norm: f64, tau: f64) -> f64 {
+    if norm > tau { tau / norm } else { 1.0 }
+}
+
+/// A per-sample loss l(w, x, y) on parameters w in R^p.
+///
+/// Implementors give the value, a (sub)gradient, and G(x, y) of Assumption 4.1; they may
+/// override [`Loss::clipped_grad_sum`] with a fast path that never materializes per-sample
+/// gradients.
+pub trait Loss: Send + Sync {
+    /// Short name, used in summaries.
+    fn name(&self) -> &'static str;
+
+    /// Number of parameters p.
+    fn param_dim(&self) -> usize;
+
+    /// Checks that the data fits this loss (feature dimension, labels).
+    fn check_data(&self, data: &Dataset) -> Result<()>;
+
+    /// l(w, x, y).
+    fn value(&self, w: &[f64], x: &[f64], y: f64) -> f64;
+
+    /// Writes a (sub)gradient of l(., x, y) at w into `out` (length p).
+    fn grad(&self, w: &[f64], x: &[f64], y: f64, out: &mut [f64]);
+
+    /// G(x, y): sup over the parameter domain of ||grad l(w, x, y)|| (Assumption 4.1), or `None`
+    /// when the loss has no finite per-sample Lipschitz constant on R^p.
+    fn lipschitz(&self, x: &[f64], y: f64) -> Option<f64>;
+
+    /// Per-sample smoothness constant L_i (Definition 3.2), where the loss is smooth.
+    fn smoothness(&self, _x: &[f64], _y: f64) -> Option<f64> {
+        None
+    }
+
+    /// Adds sum_{i in batch} clip(grad f_i(w), tau) into `out` (length p, overwritten), Eq. (2).
+    ///
+    /// The default materializes one per-sample gradient at a time; losses whose gradient
+    /// factors override it.
+    fn clipped_grad_sum(
+        &self,
+        w: &[f64],
+        data: &Dataset,
+        batch: &[usize],
+        tau: f64,
+        out: &mut [f64],
+        scratch: &mut Scratch,
+    ) -> ClipStats {
+        let p = out.len();
+        out.fill(0.0);
+        let g = buf(&mut scratch.a, p);
+        let mut stats = ClipStats {
+            clipped: 0,
+            count: batch.len(),
+        };
+        for &i in batch {
+            self.grad(w, data.row(i), data.y[i], g);
+            let norm = norm2(g);
+            let c = clip_factor(norm, tau);
+            if c < 1.0 {
+                stats.clipped += 1;
+            }
+            axpy(c, g, out);
+        }
+        stats
+    }
+}
+
+/// f(w) = (1/n) sum_i f_i(w), Eq. (3).
+pub fn mean_value(loss: &dyn Loss, w: &[f64], data: &Dataset) -> f64 {
+    (0..data.n)
+        .map(|i| loss.value(w, data.row(i), data.y[i]))
+        .sum::<f64>()
+        / data.n as f64
+}
+
+/// grad f(w) = (1/n) sum_i grad f_i(w), written into `out`.
+pub fn mean_grad(loss: &dyn Loss, w: &[f64], data: &Dataset, out: &mut [f64]) {
+    out.fill(0.0);
+    let mut g = vec![0.0; out.len()];
+    for i in 0..data.n {
+        loss.grad(w, data.row(i), data.y[i], &mut g);
+        axpy(1.0, &g, out);
+    }
+    let s = 1.0 / data.n as f64;
+    out.iter_mut().for_each(|v| *v *= s);
+}
+
+/// The per-sample Lipschitz constants G_i = G(x_i, y_i) of a data set (Assumption 5.1).
+pub fn per_sample_lipschitz(loss: &dyn Loss, data: &Dataset) -> Option<Vec<f64>> {
+    (0..data.n)
+        .map(|i| loss.lipschitz(data.row(i), data.y[i]))
+        .collect()
+}
+
+/// ||v||_2.
+#[inline]
+pub fn norm2(v: &[f64]) -> f64 {
+    dot(v, v).sqrt()
+}
+
+/// <a, b>.
+#[inline]
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(u, v)| u * v).sum()
+}
+
+/// y += a x.
+#[inline]
+pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// Which loss a run uses, as read from a config file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "family", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossSpec {
+    /// Multinomial logistic regression (softmax cross-entropy, bias appended), Appendix D.
+    Logistic {
+        /// Number of classes m (default: from the labels).
+        classes: Option<usize>,
+    },
+    /// Huber linear regression with threshold c.
+    Huber { c: f64 },
+    /// Weighted sharp loss a_i ||w - w_i*|| (Appendix E with weights).
+    Sharp,
+    /// The Appendix L loss of Eq. (97).
+    AppendixL,
+    /// Smooth nonconvex robust regression log(1 + r^2 / 2).
+    Robust,
+    /// Two-layer tanh network with `hidden` units (Appendix C).
+    TanhNet {
+        hidden: usize,
+        /// Number of classes m (default: from the labels).
+        classes: Option<usize>,
+        /// Radius R of the parameter ball, when constrained; gives G(x, y).
+        radius: Option<f64>,
+    },
+}
+
+impl LossSpec {
+    /// Builds the loss for data with `d` features, checking it against the data.
+    pub fn build(&self, data: &Dataset) -> Result<Box<dyn Loss>> {
+        let d = data.d;
+        let classes = |c: &Option<usize>| -> Result<usize> {
+            let m = match c {
+                Some(m) => *m,
+                None => data.num_classes().ok_or_else(|| {
+                    Error::data("labels are not class indices 0..m-1 (non-integer or negative)")
+                })?,
+            };
+            if m < 2 {
+                return Err(Error::param(format!(
+                    "a multinomial loss needs at least 2 classes, but classes = {m}"
+                )));
+            }
+            Ok(m)
+        };
+        let loss: Box<dyn Loss> = match self {
+            LossSpec::Logistic { classes: c } => Box::new(SoftmaxLoss::new(d, classes(c)?)),
+            LossSpec::Huber { c } => Box::new(HuberLoss::new(d, *c)?),
+            LossSpec::Sharp => Box::new(SharpLoss::new(d)),
+            LossSpec::AppendixL => Box::new(AppendixLLoss::new(d)),
+            LossSpec::Robust => Box::new(RobustLoss::new(d)),
+            LossSpec::TanhNet {
+                hidden,
+                classes: c,
+                radius,
+            } => Box::new(TanhNet::new(d, *hidden, classes(c)?, *radius)?),
+        };
+        loss.check_data(data)?;
+        Ok(loss)
+    }
+}

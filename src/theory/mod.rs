@@ -1,0 +1,1 @@
+//! The theorems as code: phi, schedules, explicit bounds (see issue "theory").
