@@ -99,7 +99,10 @@ fn read_generator(path: &Path) -> Result<(GeneratorSpec, Option<u64>)> {
         toml::from_str(&text).with_context(|| format!("{}: invalid TOML", path.display()))?;
     let seed = match value.get("seed") {
         Some(toml::Value::Integer(s)) if *s >= 0 => Some(*s as u64),
-        Some(v) => bail!("{}: seed must be a non-negative integer, but is {v}", path.display()),
+        Some(v) => bail!(
+            "{}: seed must be a non-negative integer, but is {v}",
+            path.display()
+        ),
         None => None,
     };
     let table = match value.remove("data") {

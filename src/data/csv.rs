@@ -47,7 +47,8 @@ impl CsvSpec {
         let (mut train, mut test) = match &self.split {
             Some(s) => {
                 // The split stream is derived like every other stream, from (seed, 0, Split).
-                let (a, b) = all.train_test_split(s.test_fraction, &mut stream(s.seed, 0, Purpose::Split))?;
+                let (a, b) =
+                    all.train_test_split(s.test_fraction, &mut stream(s.seed, 0, Purpose::Split))?;
                 (a, Some(b))
             }
             None => (all, None),

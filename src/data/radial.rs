@@ -303,7 +303,7 @@ impl Radial {
         }
         let name = base.describe();
         let tail = base.tail_index();
-        if k >= tail {
+        if tail.is_finite() && k >= tail {
             return Err(Error::param(format!(
                 "the k-th moment of {name} is infinite for k >= {tail}, but k = {k}: ask for \
                  k < {tail} or use a lighter-tailed law"
