@@ -668,3 +668,102 @@ fn shipped_datasets_have_the_documented_shapes() {
     assert_eq!(s.classes, Some(10));
     assert!(s.min > 2f64.sqrt() && s.max <= (2.0 * (64.0 * 256.0 + 1.0f64)).sqrt());
 }
+
+// ---- CLI ---------------------------------------------------------------------------------
+
+fn cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_dpsgd-lab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_data_describe_prints_percentiles_and_json() {
+    let out = cli(&[
+        "data",
+        "describe",
+        "--csv",
+        "data/wine.csv",
+        "--label",
+        "target",
+        "--loss",
+        "logistic",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "n = 178, d = 13, classes = 3",
+        "0th percentile",
+        "80th percentile",
+        "Hill",
+    ] {
+        assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
+    }
+
+    let out = cli(&[
+        "data",
+        "describe",
+        "--generator",
+        "simulations/generator_pareto.toml",
+        "--k",
+        "2",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let json: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(json["summary"]["n"], 5000);
+    assert_eq!(json["summary"]["percentiles"].as_array().unwrap().len(), 6);
+    // The spec's promise: (E G^2)^(1/2) = sqrt(2 (1 + 1)) = 2 for the logistic loss.
+    let exact = json["law"]["exact_lipschitz_k_norm"].as_f64().unwrap();
+    assert!((exact - 2.0).abs() < 1e-12, "{exact}");
+}
+
+#[test]
+fn cli_data_errors_are_one_line_with_exit_code_2() {
+    let out = cli(&[
+        "data",
+        "describe",
+        "--csv",
+        "data/wine.csv",
+        "--label",
+        "class",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no label column named 'class'"), "{err}");
+}
+
+#[test]
+fn cli_data_generate_writes_a_loadable_csv() {
+    let path = temp_csv("generated.csv", "");
+    let out = cli(&[
+        "data",
+        "generate",
+        "--generator",
+        "simulations/generator_pareto.toml",
+        "--seed",
+        "3",
+        "--out",
+        &path,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let data = CsvSpec::new(&path, "target").load().unwrap();
+    assert_eq!((data.n, data.d), (5000, 20));
+    assert_eq!(data.num_classes(), Some(3));
+}

@@ -342,7 +342,8 @@ impl Radial {
             k,
             g,
             ln_scale,
-            scale: ln_scale.exp(),
+            // g e^(-ln_norm) rather than e^(ln_scale): exact (= g) for the bounded laws.
+            scale: g * (-ln_norm).exp(),
         })
     }
 
