@@ -767,3 +767,24 @@ fn cli_data_generate_writes_a_loadable_csv() {
     assert_eq!((data.n, data.d), (5000, 20));
     assert_eq!(data.num_classes(), Some(3));
 }
+
+#[test]
+fn summary_refuses_losses_without_a_finite_lipschitz_constant() {
+    let data = shipped("wine");
+    let loss = LossSpec::TanhNet {
+        hidden: 4,
+        classes: None,
+        radius: None,
+    }
+    .build(&data)
+    .unwrap();
+    let e = LipschitzSummary::new(loss.as_ref(), &data, 2.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no finite per-sample Lipschitz constant"), "{e}");
+    let logistic = LossSpec::Logistic { classes: None }.build(&data).unwrap();
+    let e = LipschitzSummary::new(logistic.as_ref(), &data, f64::NAN)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("NaN"), "{e}");
+}

@@ -48,9 +48,10 @@ pub struct DescribeArgs {
     /// as '{ family = "huber", c = 0.5 }'.
     #[arg(long, default_value = "logistic")]
     pub loss: String,
-    /// Moment order k of G_Z^k = mean G_i^k (Assumption 6.1).
-    #[arg(long, default_value_t = 2.0)]
-    pub k: f64,
+    /// Moment order k of G_Z^k = mean G_i^k (Assumption 6.1). Default: the generator's k when
+    /// it is finite, else 2.
+    #[arg(long)]
+    pub k: Option<f64>,
     /// Seed of the generator's data stream (default: the file's `seed`, else 0).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -173,11 +174,15 @@ struct DescribeReport {
 
 fn describe(a: &DescribeArgs) -> Result<()> {
     let loss_spec = parse_loss(&a.loss)?;
+    let mut k = a.k.unwrap_or(2.0);
     let (data, source, law, test_n): (Dataset, String, Option<LawReport>, Option<usize>) =
         if let Some(path) = &a.generator {
             let (spec, file_seed) = read_generator(path)?;
             let seed = a.seed.or(file_seed).unwrap_or(0);
             let radial = spec.check()?;
+            if a.k.is_none() && radial.k().is_finite() {
+                k = radial.k();
+            }
             let data = spec.generate(&mut stream(seed, 0, Purpose::Data))?;
             let tail = radial.tail_index();
             let law = LawReport {
@@ -220,7 +225,7 @@ fn describe(a: &DescribeArgs) -> Result<()> {
             (train, src, None, test.map(|t| t.n))
         };
     let loss = loss_spec.build(&data)?;
-    let summary = LipschitzSummary::new(loss.as_ref(), &data, a.k)?;
+    let summary = LipschitzSummary::new(loss.as_ref(), &data, k)?;
     let report = DescribeReport {
         source,
         summary,

@@ -100,6 +100,20 @@ pub fn hill(values: &[f64], top: usize) -> Option<HillEstimate> {
     })
 }
 
+impl Dataset {
+    /// The per-sample Lipschitz constants G_i = G(x_i, y_i) of `loss` (Assumption 5.1), or an
+    /// error when the loss has no finite G(x, y) (an unconstrained tanh network).
+    pub fn lipschitz_constants(&self, loss: &dyn Loss) -> Result<Vec<f64>> {
+        per_sample_lipschitz(loss, self).ok_or_else(|| {
+            Error::param(format!(
+                "the {} loss has no finite per-sample Lipschitz constant G(x, y) here (for \
+                 tanh_net, set a radius)",
+                loss.name()
+            ))
+        })
+    }
+}
+
 impl LipschitzSummary {
     /// Summarizes given G_i values.
     pub fn from_values(loss: &str, data: &Dataset, g: &[f64], k: f64) -> Result<Self> {
@@ -164,13 +178,7 @@ impl LipschitzSummary {
 
     /// Summarizes G_i = G(x_i, y_i) of `loss` on `data`.
     pub fn new(loss: &dyn Loss, data: &Dataset, k: f64) -> Result<Self> {
-        let g = per_sample_lipschitz(loss, data).ok_or_else(|| {
-            Error::param(format!(
-                "the {} loss has no finite per-sample Lipschitz constant G(x, y) here (for \
-                 tanh_net, set a radius)",
-                loss.name()
-            ))
-        })?;
+        let g = data.lipschitz_constants(loss)?;
         Self::from_values(loss.name(), data, &g, k)
     }
 }
