@@ -810,7 +810,8 @@ fn laws_match_their_cdfs_kolmogorov_smirnov() {
     // 1.95 / sqrt(n) = 0.0087.
     let n = 50_000;
     let crit = 1.95 / (n as f64).sqrt();
-    let cases: Vec<(Radial, Box<dyn Fn(f64) -> f64>)> = vec![
+    type Cdf = Box<dyn Fn(f64) -> f64>;
+    let cases: Vec<(Radial, Cdf)> = vec![
         (
             radial(LawSpec::Pareto { alpha: 2.5 }, 2.0, 1.0),
             Box::new(|z: f64| 1.0 - z.powf(-2.5)),
