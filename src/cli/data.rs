@@ -259,17 +259,14 @@ fn print_describe(r: &DescribeReport) {
         if let Some(t) = l.tail_index {
             println!("  tail index of r: {t}");
         }
+        let what = if l.k.is_finite() {
+            format!("(E G(x,y)^{k})^(1/{k})", k = l.k)
+        } else {
+            "ess sup G(x,y)".to_string()
+        };
         match l.exact_lipschitz_k_norm {
-            Some(g) => println!(
-                "  exact (E G(x,y)^{k})^(1/{k}) for the {} loss: {g:.6}",
-                s.loss,
-                k = l.k
-            ),
-            None => println!(
-                "  exact (E G(x,y)^{k})^(1/{k}) for the {} loss: no closed form",
-                s.loss,
-                k = l.k
-            ),
+            Some(g) => println!("  exact {what} for the {} loss: {g:.6}", s.loss),
+            None => println!("  exact {what} for the {} loss: no closed form", s.loss),
         }
     }
     println!("per-sample Lipschitz constants G_i ({} loss):", s.loss);

@@ -369,13 +369,15 @@ impl Radial {
     }
     /// A short description with parameters.
     pub fn describe(&self) -> String {
+        let cond = if self.k.is_finite() {
+            format!("(E r^{k})^(1/{k}) = {g}", k = self.k, g = self.g)
+        } else {
+            format!("ess sup r = {}", self.g)
+        };
         format!(
-            "{} scaled by {:.6e} so that (E r^{})^(1/{}) = {}",
+            "{} scaled by {:.6e} so that {cond}",
             self.base.describe(),
-            self.scale,
-            self.k,
-            self.k,
-            self.g
+            self.scale
         )
     }
     /// n independent draws.
