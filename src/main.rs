@@ -16,12 +16,15 @@ struct Cli {
 enum Command {
     /// Run DP-SGD (Algorithm 1) once on a generated or CSV data set.
     Train(cli::train::TrainArgs),
+    /// Describe a data set's per-sample Lipschitz constants, or generate synthetic data.
+    Data(cli::data::DataArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),
+        Command::Data(a) => cli::data::run(a),
     };
     if let Err(e) = result {
         // One line, no backtrace: the error chain joined by ": ".
