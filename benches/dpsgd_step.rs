@@ -58,7 +58,8 @@ fn bench_steps(c: &mut Criterion) {
         let mut w = vec![0.0; loss.param_dim()];
         let mut stepper = Stepper::new(
             &alg,
-            loss.param_dim(),
+            &loss,
+            &data,
             stream(1, 0, Purpose::Sampling),
             stream(1, 0, Purpose::Noise),
         );

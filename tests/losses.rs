@@ -229,6 +229,33 @@ fn claimed_smoothness_constants_hold() {
     }
 }
 
+/// Every class count takes the right path: m <= 4 the row-by-row kernel (one instance per m),
+/// m > 4 the matrix-product path; all equal the per-sample definition to 1e-10 relative.
+#[test]
+fn softmax_clipped_sum_for_every_class_count() {
+    let (n, d) = (120, 9);
+    let mut rng = stream(5, 0, Purpose::Other(5));
+    let mut scratch = Scratch::default();
+    for m in 1..=7usize {
+        let x = gauss(&mut rng, n * d, 1.0);
+        let y: Vec<f64> = (0..n).map(|_| rng.random_range(0..m) as f64).collect();
+        let data = Dataset::new(x, y, d).unwrap();
+        let loss = SoftmaxLoss::new(d, m);
+        let p = loss.param_dim();
+        let w = gauss(&mut rng, p, 0.7);
+        let batch: Vec<usize> = (0..n).filter(|i| i % 3 != 1).collect();
+        let (mut g, mut want, mut fast) = (vec![0.0; p], vec![0.0; p], vec![0.0; p]);
+        for &i in &batch {
+            loss.grad(&w, data.row(i), data.y[i], &mut g);
+            axpy(clip_factor(norm2(&g), 0.8), &g, &mut want);
+        }
+        loss.clipped_grad_sum(&w, &data, &batch, 0.8, &mut fast, &mut scratch);
+        for k in 0..p {
+            assert!((fast[k] - want[k]).abs() <= 1e-10 * (1.0 + norm2(&want)), "m = {m}, k = {k}");
+        }
+    }
+}
+
 /// Per-sample G of the unconstrained tanh network does not exist; the loss says so.
 #[test]
 fn unconstrained_tanh_net_has_no_lipschitz_constant() {

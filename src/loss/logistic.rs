@@ -1,7 +1,7 @@
 //! Multinomial logistic regression (softmax cross-entropy) with a 1 appended to x for the bias.
 //! Appendix D: ||grad l|| = sqrt(sum_{j != y} p_j^2 + (1 - p_y)^2) ||x~|| <= sqrt(2) ||x~||.
 
-use super::{ClipStats, Loss, Scratch, axpy, buf, clip_factor, dot};
+use super::{ClipStats, Loss, Scratch, buf, clip_factor, dot};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::{Mat, gemm};
@@ -34,7 +34,8 @@ pub(crate) fn softmax_in_place(z: &mut [f64]) -> f64 {
     let mx = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let mut s = 0.0;
     for v in z.iter_mut() {
-        *v = (*v - mx).exp();
+        // exp(0) = 1 exactly: the largest logit needs no call to exp
+        *v = if *v == mx { 1.0 } else { (*v - mx).exp() };
         s += *v;
     }
     let inv = 1.0 / s;
@@ -53,14 +54,12 @@ pub(crate) fn check_class_labels(data: &Dataset, m: usize) -> Result<()> {
     Ok(())
 }
 
-/// Up to this many classes the clipped sum is computed row by row, straight from the data
-/// (no gather, no GEMM packing): a matrix product only pays once m is large.
-const SMALL_M: usize = 4;
-
 impl SoftmaxLoss {
-    /// Ghost clipping without matrix products, for small m: per sample, m dot products for the
-    /// logits, then m axpys of c_i e_ij x~_i into the output.
-    fn clipped_sum_direct(
+    /// Ghost clipping without matrix products, for small m: with W transposed once per step,
+    /// one pass over each sample's features gives all m logits and ||x||^2, and a second pass
+    /// adds c_i e_ij x_i into the (transposed) output. M is m as a constant, so the class loops
+    /// unroll and the logits stay in registers.
+    fn clipped_sum_direct<const M: usize>(
         &self,
         w: &[f64],
         data: &Dataset,
@@ -69,24 +68,52 @@ impl SoftmaxLoss {
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
-        let (d, m) = (self.d, self.m);
+        let d = self.d;
         let dd = d + 1;
-        out.fill(0.0);
-        let e = buf(&mut scratch.b, m);
+        debug_assert_eq!(self.m, M);
+        // wt[k*M + j] = W[j, k]
+        let wt = buf(&mut scratch.a, dd * M);
+        for j in 0..M {
+            for k in 0..dd {
+                wt[k * M + j] = w[j * dd + k];
+            }
+        }
+        let gt = buf(&mut scratch.b, dd * M);
+        gt.fill(0.0);
+        let (wt_x, wt_b) = wt.split_at(d * M);
+        let (gt_x, gt_b) = gt.split_at_mut(d * M);
         let mut stats = ClipStats { clipped: 0, count: batch.len() };
         for &i in batch {
             let x = data.row(i);
-            self.logits(w, x, e);
-            softmax_in_place(e);
-            e[data.y[i] as usize] -= 1.0;
-            let norm = (dot(e, e) * (dot(x, x) + 1.0)).sqrt();
-            let c = clip_factor(norm, tau);
+            let mut z = [0.0f64; M];
+            z.copy_from_slice(&wt_b[..M]);
+            let mut xx = 0.0;
+            for (xk, wk) in x.iter().zip(wt_x.chunks_exact(M)) {
+                xx += xk * xk;
+                for j in 0..M {
+                    z[j] += wk[j] * xk;
+                }
+            }
+            softmax_in_place(&mut z);
+            z[data.y[i] as usize] -= 1.0;
+            let ee: f64 = z.iter().map(|v| v * v).sum();
+            let c = clip_factor((ee * (xx + 1.0)).sqrt(), tau);
             stats.clipped += usize::from(c < 1.0);
-            for j in 0..m {
-                let coef = c * e[j];
-                let row = &mut out[j * dd..(j + 1) * dd];
-                axpy(coef, x, &mut row[..d]);
-                row[d] += coef;
+            for v in z.iter_mut() {
+                *v *= c;
+            }
+            for (xk, gk) in x.iter().zip(gt_x.chunks_exact_mut(M)) {
+                for j in 0..M {
+                    gk[j] += z[j] * xk;
+                }
+            }
+            for j in 0..M {
+                gt_b[j] += z[j];
+            }
+        }
+        for j in 0..M {
+            for k in 0..dd {
+                out[j * dd + k] = gt[k * M + j];
             }
         }
         stats
@@ -154,8 +181,12 @@ impl Loss for SoftmaxLoss {
     ) -> ClipStats {
         let (d, m, bsz) = (self.d, self.m, batch.len());
         let dd = d + 1;
-        if m <= SMALL_M {
-            return self.clipped_sum_direct(w, data, batch, tau, out, scratch);
+        match m {
+            1 => return self.clipped_sum_direct::<1>(w, data, batch, tau, out, scratch),
+            2 => return self.clipped_sum_direct::<2>(w, data, batch, tau, out, scratch),
+            3 => return self.clipped_sum_direct::<3>(w, data, batch, tau, out, scratch),
+            4 => return self.clipped_sum_direct::<4>(w, data, batch, tau, out, scratch),
+            _ => {}
         }
         let xb = buf(&mut scratch.a, bsz * dd);
         let xsq = buf(&mut scratch.c, bsz);
