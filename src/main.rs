@@ -16,12 +16,15 @@ struct Cli {
 enum Command {
     /// Run DP-SGD (Algorithm 1) once on a generated or CSV data set.
     Train(cli::train::TrainArgs),
+    /// Theorems as code: phi (Eq. 1), schedules, explicit bounds and exponents.
+    Theory(cli::theory::TheoryArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),
+        Command::Theory(a) => cli::theory::run(a),
     };
     if let Err(e) = result {
         // One line, no backtrace: the error chain joined by ": ".

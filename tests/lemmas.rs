@@ -33,7 +33,9 @@ fn check_le(what: &str, lhs: f64, rhs: f64, scale: f64) -> Result<(), String> {
     if lhs <= rhs + FP * scale.abs().max(1.0) {
         Ok(())
     } else {
-        Err(format!("{what}: lhs = {lhs:.17e} > rhs = {rhs:.17e} (scale {scale:.3e})"))
+        Err(format!(
+            "{what}: lhs = {lhs:.17e} > rhs = {rhs:.17e} (scale {scale:.3e})"
+        ))
     }
 }
 
@@ -54,7 +56,11 @@ fn verdict(r: Result<(), String>) -> TestResult {
 }
 
 fn v3(t: (i16, i16, i16)) -> Vec<f64> {
-    vec![t.0 as f64 / 1000.0, t.1 as f64 / 1000.0, t.2 as f64 / 1000.0]
+    vec![
+        t.0 as f64 / 1000.0,
+        t.1 as f64 / 1000.0,
+        t.2 as f64 / 1000.0,
+    ]
 }
 
 /// ||v|| computed with scaling, so that it keeps full relative precision for tiny vectors
@@ -110,7 +116,11 @@ impl FiniteDist {
         m
     }
     fn expect(&self, f: impl Fn(&[f64]) -> f64) -> f64 {
-        self.atoms.iter().zip(&self.probs).map(|(a, p)| p * f(a)).sum()
+        self.atoms
+            .iter()
+            .zip(&self.probs)
+            .map(|(a, p)| p * f(a))
+            .sum()
     }
     /// b(tau) = ||v - E clip(v(zeta), tau)|| with v = E v(zeta) (Lemma F.1).
     fn bias(&self, tau: f64) -> f64 {
@@ -261,8 +271,8 @@ fn eq2_clipped_sum_fast_path_matches_definition() {
         let tau = scale_to(t, 1e-3, 30.0);
         let batch: Vec<usize> = (0..data.n).collect();
         let wl: Vec<f64> = w[..2].iter().map(|v| v * 4.0).collect();
-        let sharp_data = Dataset::new(data.x.clone(), data.y.iter().map(|c| c + 0.5).collect(), 2)
-            .unwrap();
+        let sharp_data =
+            Dataset::new(data.x.clone(), data.y.iter().map(|c| c + 0.5).collect(), 2).unwrap();
         let cases: [(&dyn Loss, &Dataset, &[f64]); 3] = [
             (&loss, &data, &w),
             (&AppendixLLoss::new(2), &data, &wl),
@@ -274,7 +284,12 @@ fn eq2_clipped_sum_fast_path_matches_definition() {
             let (_, naive_mean) = clip_bias_naive(l, dd, ww, tau);
             for (a, b) in fast.iter().zip(&naive_mean) {
                 let b = b * dd.n as f64;
-                if let Err(e) = check_eq(&format!("{} clipped sum at tau = {tau}", l.name()), *a, b, tau * dd.n as f64) {
+                if let Err(e) = check_eq(
+                    &format!("{} clipped sum at tau = {tau}", l.name()),
+                    *a,
+                    b,
+                    tau * dd.n as f64,
+                ) {
                     return TestResult::error(e);
                 }
             }
@@ -347,13 +362,19 @@ fn eq36_second_moment_exact() {
             tau * tau * 1e-12,
         ))
     }
-    qc().tests(500).quickcheck(prop as fn(Vec<(i16, i16, i16)>, u16, u16) -> TestResult);
+    qc().tests(500)
+        .quickcheck(prop as fn(Vec<(i16, i16, i16)>, u16, u16) -> TestResult);
 }
 
 fn eq37_check(c: &[Vec<f64>], b: f64, tau: f64, shrink: f64) -> Result<(), String> {
     let n = c.len() as f64;
     let rhs = tau * tau * (1.0 + 1.0 / b - 1.0 / n);
-    check_le(&format!("Eq. 37 at b = {b}, n = {n}, tau = {tau}"), eq36(c, b), rhs * shrink, rhs)
+    check_le(
+        &format!("Eq. 37 at b = {b}, n = {n}, tau = {tau}"),
+        eq36(c, b),
+        rhs * shrink,
+        rhs,
+    )
 }
 
 /// Eq. (37): E||(1/b) sum_{S} clip(g_i, tau)||^2 <= tau^2 (1 + 1/b - 1/n), for any b in (0, n].
@@ -397,7 +418,12 @@ fn eq40_noisy_gradient_second_moment() {
             * tau
             * tau
             * (1.0 + nu * d * steps as f64 * (1.0 / delta).ln() / (n as f64 * eps).powi(2));
-        verdict(check_le(&format!("Eq. 40 at b = {b}, T = {steps}"), lhs, rhs, rhs))
+        verdict(check_le(
+            &format!("Eq. 40 at b = {b}, T = {steps}"),
+            lhs,
+            rhs,
+            rhs,
+        ))
     }
     qc().quickcheck(prop as fn(Vec<(i16, i16, i16)>, u16, u16, u16, u16) -> TestResult);
 }
@@ -424,7 +450,11 @@ fn eq75_jensen() {
         let k = scale_to(kk, 1.0, 10.0);
         let g: Vec<Vec<f64>> = raw.iter().map(|r| v3((r.0, r.1, r.2))).collect();
         let norms: Vec<f64> = g.iter().map(|v| norm2(v)).collect();
-        let gi: Vec<f64> = raw.iter().zip(&norms).map(|(r, m)| m + r.3 as f64 / 50.0).collect();
+        let gi: Vec<f64> = raw
+            .iter()
+            .zip(&norms)
+            .map(|(r, m)| m + r.3 as f64 / 50.0)
+            .collect();
         let n = g.len() as f64;
         let clipped = g.iter().map(|v| norm2(&clip(v, tau))).sum::<f64>() / n;
         let mean = norms.iter().sum::<f64>() / n;
@@ -465,7 +495,9 @@ fn appendix_d_gradient_norm() {
         loss.grad(&w, &x, y as f64, &mut g);
         let mut xt = x.clone();
         xt.push(1.0);
-        let z: Vec<f64> = (0..m).map(|j| dot(&w[j * (d + 1)..(j + 1) * (d + 1)], &xt)).collect();
+        let z: Vec<f64> = (0..m)
+            .map(|j| dot(&w[j * (d + 1)..(j + 1) * (d + 1)], &xt))
+            .collect();
         let mx = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let s: f64 = z.iter().map(|v| (v - mx).exp()).sum();
         let p: Vec<f64> = z.iter().map(|v| (v - mx).exp() / s).collect();
@@ -511,7 +543,9 @@ fn appendix_e_sharpness_beyond_d() {
         let n = pts.len() as f64;
         let gm = geometric_median(&pts, 1e-12, 5000).unwrap();
         let ws = gm.w.clone();
-        let wbar: Vec<f64> = (0..2).map(|k| pts.iter().map(|p| p[k]).sum::<f64>() / n).collect();
+        let wbar: Vec<f64> = (0..2)
+            .map(|k| pts.iter().map(|p| p[k]).sum::<f64>() / n)
+            .collect();
         let d = (2.0 * norm2(&sub(&wbar, &ws)))
             .max(4.0 / n * pts.iter().map(|p| norm2(&sub(&wbar, p))).sum::<f64>());
         if d <= 1e-9 {
@@ -561,7 +595,8 @@ fn geometric_median_is_a_local_minimum() {
         }
         TestResult::passed()
     }
-    qc().tests(500).quickcheck(prop as fn(Vec<(i16, i16)>) -> TestResult);
+    qc().tests(500)
+        .quickcheck(prop as fn(Vec<(i16, i16)>) -> TestResult);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -673,7 +708,11 @@ fn eq103_eq104_lower_bound_outside_ball() {
         let nx = norm2(&c.xbar);
         let lb = nx * (nw - 1.0);
         check_le("Eq. 103", lb, c.gap(&c.w), nx * (1.0 + nw))?;
-        if c.gap(&c.w) > 0.0 { Ok(()) } else { Err(format!("Eq. 104: gap {} <= 0", c.gap(&c.w))) }
+        if c.gap(&c.w) > 0.0 {
+            Ok(())
+        } else {
+            Err(format!("Eq. 104: gap {} <= 0", c.gap(&c.w)))
+        }
     }
     run_l!(check);
 }
@@ -761,7 +800,12 @@ fn eq124_combined_growth() {
         if nw >= 3.0 {
             check_le("Eq. 112", 2.0 * nx, c.gap(&c.w), nx * (1.0 + nw))?;
         }
-        check_le("Eq. 124", 2.0 * nx * (d * d / 4.0).min(1.0), c.gap(&c.w), nx * (1.0 + nw * nw))
+        check_le(
+            "Eq. 124",
+            2.0 * nx * (d * d / 4.0).min(1.0),
+            c.gap(&c.w),
+            nx * (1.0 + nw * nw),
+        )
     }
     run_l!(check);
 }
@@ -776,7 +820,12 @@ fn eq100_gradient_bound() {
             let x = c.data.row(i);
             loss.grad(&c.w, x, 0.0, &mut g);
             check_le("Eq. 100", norm2(&g), 3.0 * norm2(x), norm2(x))?;
-            check_eq("G(x) = 3||x||", loss.lipschitz(x, 0.0).unwrap(), 3.0 * norm2(x), 1e-300)?;
+            check_eq(
+                "G(x) = 3||x||",
+                loss.lipschitz(x, 0.0).unwrap(),
+                3.0 * norm2(x),
+                1e-300,
+            )?;
         }
         Ok(())
     }
@@ -800,7 +849,14 @@ fn def53_case(gs: &[u8], rows: &[Vec<u8>]) -> Option<(Vec<f64>, Vec<Vec<f64>>)> 
     let n = g.len();
     let h: Vec<Vec<f64>> = rows
         .iter()
-        .map(|r| (0..n).map(|i| r.get(i).map_or(0.0, |&v| (v % 4) as f64 * (1.0 + v as f64 / 64.0))).collect())
+        .map(|r| {
+            (0..n)
+                .map(|i| {
+                    r.get(i)
+                        .map_or(0.0, |&v| (v % 4) as f64 * (1.0 + v as f64 / 64.0))
+                })
+                .collect()
+        })
         .collect();
     if h.iter().all(|r| r.iter().all(|&v| v == 0.0)) {
         return None;
@@ -843,7 +899,14 @@ fn definition_5_3_properties() {
                 }
             })
             .and_then(|_| check_le("(v) G_n/(tau alpha) >= 1", 1.0, gn / (ta * aa), gn / ta))
-            .and_then(|_| check_le("(vi) non-increasing", gn / (tb * ab), gn / (ta * aa), gn / ta));
+            .and_then(|_| {
+                check_le(
+                    "(vi) non-increasing",
+                    gn / (tb * ab),
+                    gn / (ta * aa),
+                    gn / ta,
+                )
+            });
         verdict(r.map_err(|e| format!("{e}; G = {g:?}, gaps = {h:?}, tau = ({ta}, {tb})")))
     }
     qc().quickcheck(prop as fn(Vec<u8>, Vec<Vec<u8>>, u16, u16) -> TestResult);
@@ -858,7 +921,11 @@ fn definition_5_3_properties() {
 
 fn l2_conversion(eps: f64, delta: f64) -> (f64, f64, f64) {
     let rho_hat = eps * eps / (1.0 / delta).ln();
-    (rho_hat, 5.0 * rho_hat.powf(0.25) - rho_hat / 4.0, rho_hat / 4.0)
+    (
+        rho_hat,
+        5.0 * rho_hat.powf(0.25) - rho_hat / 4.0,
+        rho_hat / 4.0,
+    )
 }
 
 /// Lemma L.2: delta < exp(-eps^2) iff rho_hat < 1 (the lemma's hypothesis); then xi > 0,
@@ -891,7 +958,13 @@ fn lemma_l2_zcdp_conversion() {
         )
         .and_then(|_| check_le("xi > 0", 0.0, xi, 1.0))
         .and_then(|_| check_le("rho < 1/4", rho, 0.25, 1.0))
-        .and_then(|_| if rho2 < 1.0 / 4.0 { check_le("xi increasing", xi, xi2, xi) } else { Ok(()) })
+        .and_then(|_| {
+            if rho2 < 1.0 / 4.0 {
+                check_le("xi increasing", xi, xi2, xi)
+            } else {
+                Ok(())
+            }
+        })
         .and_then(|_| check_le("rho increasing", rho, rho2, rho));
         verdict(r.map_err(|m| format!("{m} (eps = {eps}, delta = {delta})")))
     }

@@ -177,7 +177,9 @@ pub fn estimate_alpha(
     check_tau(tau, g_n)?;
     check_positive("init_scale", opts.init_scale)?;
     if opts.starts == 0 {
-        return Err(Error::param("alpha estimation needs at least 1 starting point"));
+        return Err(Error::param(
+            "alpha estimation needs at least 1 starting point",
+        ));
     }
     let p = loss.param_dim();
     let weights: Vec<f64> = g.iter().map(|&gi| (1.0 / tau).min(1.0 / gi)).collect();

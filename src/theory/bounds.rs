@@ -145,7 +145,15 @@ pub fn n1_eta(c: f64, steps: f64, tau: f64, l: f64, psi: f64) -> f64 {
 
 /// Thm N.1 (Eq. 146): E||grad f(w_priv)||^2 <= sqrt(L)^(1-a) G^(1+a) / (gamma^(2a) C^a)
 /// (3C + 2 (f(w0) - f*)/C) psi^((1-a)/2), a = 1/(2k-1), with probability >= 1 - gamma.
-pub fn n1_risk_bound(g: f64, gamma: f64, c: f64, l: f64, k: f64, f_gap: f64, psi: f64) -> Vec<Term> {
+pub fn n1_risk_bound(
+    g: f64,
+    gamma: f64,
+    c: f64,
+    l: f64,
+    k: f64,
+    f_gap: f64,
+    psi: f64,
+) -> Vec<Term> {
     let a = 1.0 / (2.0 * k - 1.0);
     vec![term(
         "sqrt(L)^(1-a) G^(1+a) / (gamma^(2a) C^a) (3C + 2 (f(w0)-f*)/C) psi^((1-a)/2), a = 1/(2k-1)  [Eq. 146]",

@@ -18,7 +18,11 @@ pub struct GeometricMedian {
 }
 
 fn dist(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt()
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt()
 }
 
 /// (1/n) sum_i ||w - p_i||.
@@ -31,7 +35,9 @@ pub fn median_objective(points: &[Vec<f64>], w: &[f64]) -> f64 {
 pub fn geometric_median(points: &[Vec<f64>], tol: f64, max_iter: usize) -> Result<GeometricMedian> {
     let n = points.len();
     if n == 0 {
-        return Err(Error::param("the geometric median needs at least one point"));
+        return Err(Error::param(
+            "the geometric median needs at least one point",
+        ));
     }
     let d = points[0].len();
     if let Some(j) = points.iter().position(|p| p.len() != d) {
@@ -74,7 +80,10 @@ pub fn geometric_median(points: &[Vec<f64>], tol: f64, max_iter: usize) -> Resul
                 break;
             }
             let beta = at_point / rn;
-            t.iter().zip(&w).map(|(tk, wk)| (1.0 - beta) * tk + beta * wk).collect()
+            t.iter()
+                .zip(&w)
+                .map(|(tk, wk)| (1.0 - beta) * tk + beta * wk)
+                .collect()
         } else {
             t
         };
@@ -111,7 +120,12 @@ mod tests {
 
     #[test]
     fn square_median_is_the_center() {
-        let pts = vec![vec![0.0, 0.0], vec![2.0, 0.0], vec![0.0, 2.0], vec![2.0, 2.0]];
+        let pts = vec![
+            vec![0.0, 0.0],
+            vec![2.0, 0.0],
+            vec![0.0, 2.0],
+            vec![2.0, 2.0],
+        ];
         let m = geometric_median(&pts, 1e-14, 10_000).unwrap();
         assert!(dist(&m.w, &[1.0, 1.0]) < 1e-12);
     }

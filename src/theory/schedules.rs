@@ -142,7 +142,11 @@ impl fmt::Display for TheoremId {
 impl FromStr for TheoremId {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        let t = s.trim().trim_start_matches("Thm").trim().to_ascii_uppercase();
+        let t = s
+            .trim()
+            .trim_start_matches("Thm")
+            .trim()
+            .to_ascii_uppercase();
         TheoremId::ALL
             .into_iter()
             .find(|id| id.label() == t)
@@ -290,7 +294,16 @@ pub trait Schedule {
 }
 
 fn need(name: &str, v: Option<f64>, th: TheoremId) -> Result<f64> {
-    v.ok_or_else(|| Error::param(format!("Thm {th} needs {name}, but it was not given")))
+    v.ok_or_else(|| {
+        let flag = name
+            .split_whitespace()
+            .next()
+            .unwrap_or(name)
+            .replace('_', "-");
+        Error::param(format!(
+            "Thm {th} needs {name}, but it was not given (CLI: --{flag})"
+        ))
+    })
 }
 
 fn check_k(k: f64) -> Result<f64> {
@@ -384,8 +397,15 @@ pub struct ThmN1 {
     f_gap: Option<f64>,
 }
 
-fn missing_or(terms: Vec<Term>, missing: Vec<String>) -> std::result::Result<Vec<Term>, Vec<String>> {
-    if missing.is_empty() { Ok(terms) } else { Err(missing) }
+fn missing_or(
+    terms: Vec<Term>,
+    missing: Vec<String>,
+) -> std::result::Result<Vec<Term>, Vec<String>> {
+    if missing.is_empty() {
+        Ok(terms)
+    } else {
+        Err(missing)
+    }
 }
 
 impl Schedule for ThmH1 {
@@ -464,7 +484,11 @@ impl Schedule for ThmI1 {
     }
     /// 1 - gamma (Markov on G_Z^k, before Eq. 60); 1 at k = inf, where G_Z <= G surely.
     fn probability(&self) -> f64 {
-        if self.k.is_infinite() { 1.0 } else { 1.0 - self.gamma }
+        if self.k.is_infinite() {
+            1.0
+        } else {
+            1.0 - self.gamma
+        }
     }
     fn phi_exponent(&self) -> f64 {
         TheoremId::I1.phi_exponent(self.k)
@@ -500,7 +524,11 @@ impl Schedule for ThmJ1 {
     }
     /// 1 - gamma (Markov, before Eq. 70); 1 at k = inf.
     fn probability(&self) -> f64 {
-        if self.k.is_infinite() { 1.0 } else { 1.0 - self.gamma }
+        if self.k.is_infinite() {
+            1.0
+        } else {
+            1.0 - self.gamma
+        }
     }
     fn phi_exponent(&self) -> f64 {
         TheoremId::J1.phi_exponent(self.k)
@@ -584,7 +612,11 @@ impl Schedule for ThmN1 {
     }
     /// 1 - gamma (Markov, before Eq. 146); 1 at k = inf.
     fn probability(&self) -> f64 {
-        if self.k.is_infinite() { 1.0 } else { 1.0 - self.gamma }
+        if self.k.is_infinite() {
+            1.0
+        } else {
+            1.0 - self.gamma
+        }
     }
     fn phi_exponent(&self) -> f64 {
         TheoremId::N1.phi_exponent(self.k)
@@ -602,7 +634,10 @@ pub fn build(id: TheoremId, p: &TheoryParams) -> Result<Box<dyn Schedule>> {
     let c_of = |p: &TheoryParams| -> Result<f64> { check_positive("C", need("C", p.c, id)?) };
     let s: Box<dyn Schedule> = match id.full_version() {
         TheoremId::H1 => {
-            let tau = check_positive("tau", need("tau (H.1 holds for any tau in (0, G_n])", p.tau, id)?)?;
+            let tau = check_positive(
+                "tau",
+                need("tau (H.1 holds for any tau in (0, G_n])", p.tau, id)?,
+            )?;
             let g_n = opt("G_n", p.g_n, check_positive, &mut missing)?;
             if let Some(gn) = g_n
                 && tau > gn
@@ -682,7 +717,7 @@ pub fn round_steps(t: f64) -> u64 {
 
 fn common_notes(id: TheoremId, k: f64) -> Vec<String> {
     let mut notes = Vec::new();
-    if id.fixes_steps() {
+    if id.fixes_steps() && id != TheoremId::T5_4 {
         notes.push(format!(
             "Thm {id} states tau and eta only up to O(.); the exact values are those of Thm {}",
             id.full_version()
@@ -726,7 +761,9 @@ pub fn prescribe(id: TheoremId, phi: f64, p: &TheoryParams) -> Result<Prescripti
         }
         None => s.steps(phi),
     };
-    if id.full_version() == TheoremId::K1 && steps_formula < bounds::main_text_steps(phi) * (1.0 - 1e-12) {
+    if id.full_version() == TheoremId::K1
+        && steps_formula < bounds::main_text_steps(phi) * (1.0 - 1e-12)
+    {
         return Err(Error::param(format!(
             "Thm K.1 needs T >= phi^-2 = {}, but T is {steps_formula}",
             bounds::main_text_steps(phi)
@@ -741,6 +778,10 @@ pub fn prescribe(id: TheoremId, phi: f64, p: &TheoryParams) -> Result<Prescripti
     };
     let mut notes = common_notes(id, k);
     if id.full_version() == TheoremId::H1 {
+        notes.push(
+            "Thm H.1 assumes Assumption 5.1 (finite G_1 < ... < G_n), so k plays no role (shown as inf)"
+                .to_string(),
+        );
         notes.push(format!(
             "Thm H.1 (Eq. 43) also bounds the clipping-weighted risk by (D0^2/(2C) + C) tau \
              sqrt(psi){}",
@@ -809,7 +850,9 @@ fn lower(id: TheoremId, phi: f64, p: &TheoryParams) -> Result<Prescription> {
         "the paper states it as Omega(.): c_lower is that unstated absolute constant".to_string(),
     ];
     if id == TheoremId::I3 {
-        notes.push("Thm I.3: the same instance restricted to the unit ball ||w|| <= 1 (Appendix M)".into());
+        notes.push(
+            "Thm I.3: the same instance restricted to the unit ball ||w|| <= 1 (Appendix M)".into(),
+        );
     }
     Ok(Prescription {
         theorem: id,
@@ -909,7 +952,12 @@ mod tests {
         let ps = psi(bounds::thm54_steps(0.01), 0.01);
         let eq5 = bounds::total(&bounds::h1_risk_bound(2.0, 1.0, 2.0, ps, 1.5, 0.5, 0.1));
         assert!(rel(eq5, (4.0 + 2.0) * 2.0 * 0.01 / 1.5 + 1.0 / 6.0) < 1e-12);
-        assert!(rel(bounds::eta_convex(1.0, bounds::thm54_steps(0.01), 0.5, ps), 0.03) < 1e-12);
+        assert!(
+            rel(
+                bounds::eta_convex(1.0, bounds::thm54_steps(0.01), 0.5, ps),
+                0.03
+            ) < 1e-12
+        );
     }
 
     #[test]
@@ -959,7 +1007,12 @@ mod tests {
         // K.1 needs T >= phi^-2.
         let mut q = p.clone();
         q.steps = Some(100.0);
-        assert!(prescribe(TheoremId::K1, 0.01, &q).unwrap_err().to_string().contains("T >= phi^-2"));
+        assert!(
+            prescribe(TheoremId::K1, 0.01, &q)
+                .unwrap_err()
+                .to_string()
+                .contains("T >= phi^-2")
+        );
     }
 
     #[test]
@@ -1015,7 +1068,13 @@ mod tests {
             c_lower: Some(0.1),
             ..Default::default()
         };
-        for id in [TheoremId::I1, TheoremId::J1, TheoremId::K1, TheoremId::N1, TheoremId::L1] {
+        for id in [
+            TheoremId::I1,
+            TheoremId::J1,
+            TheoremId::K1,
+            TheoremId::N1,
+            TheoremId::L1,
+        ] {
             let inf = prescribe(id, 0.01, &mk(f64::INFINITY)).unwrap();
             let big = prescribe(id, 0.01, &mk(1e9)).unwrap();
             assert!(rel(big.bound.unwrap(), inf.bound.unwrap()) < 1e-6, "{id}");
@@ -1041,12 +1100,24 @@ mod tests {
         assert!(e.contains("k must be > 1") && e.contains("1"), "{e}");
         p = base();
         p.gamma = Some(1.5);
-        assert!(prescribe(TheoremId::J1, 0.01, &p).unwrap_err().to_string().contains("1.5"));
-        let e = prescribe(TheoremId::J1, 1.2, &base()).unwrap_err().to_string();
+        assert!(
+            prescribe(TheoremId::J1, 0.01, &p)
+                .unwrap_err()
+                .to_string()
+                .contains("1.5")
+        );
+        let e = prescribe(TheoremId::J1, 1.2, &base())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("phi") && e.contains("1.2"), "{e}");
         p = base();
         p.steps = Some(50.0);
-        assert!(prescribe(TheoremId::T6_2, 0.01, &p).unwrap_err().to_string().contains("fixes T"));
+        assert!(
+            prescribe(TheoremId::T6_2, 0.01, &p)
+                .unwrap_err()
+                .to_string()
+                .contains("fixes T")
+        );
         assert!("Q.7".parse::<TheoremId>().is_err());
         assert_eq!("j.1".parse::<TheoremId>().unwrap(), TheoremId::J1);
     }
