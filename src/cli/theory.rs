@@ -17,7 +17,7 @@ pub struct TheoryArgs {
 #[derive(Debug, Subcommand)]
 pub enum TheoryCommand {
     /// A theorem's schedule (T, tau, eta), its explicit bound, probability and phi exponent.
-    Schedule(ScheduleArgs),
+    Schedule(Box<ScheduleArgs>),
     /// phi of Eq. (1) from (n, d, eps, delta, nu), or the n or eps that give a target phi.
     Phi(PhiArgs),
 }

@@ -192,9 +192,9 @@ pub fn estimate_alpha(
         let gaps: Vec<f64> = (0..data.n)
             .map(|i| (loss.value(w, data.row(i), data.y[i]) - f_star[i]).max(0.0))
             .collect();
-        for i in 0..data.n {
-            num += weights[i] * gaps[i];
-            den += gaps[i] / g_n;
+        for (wi, h) in weights.iter().zip(&gaps) {
+            num += wi * h;
+            den += h / g_n;
         }
         if den <= 0.0 || !num.is_finite() || !den.is_finite() {
             return None;
@@ -203,9 +203,9 @@ pub fn estimate_alpha(
         if let Some(out) = grad {
             out.fill(0.0);
             let mut gi = vec![0.0; p];
-            for i in 0..data.n {
+            for (i, wi) in weights.iter().enumerate() {
                 loss.grad(w, data.row(i), data.y[i], &mut gi);
-                let c = (weights[i] - r / g_n) / den;
+                let c = (wi - r / g_n) / den;
                 for (o, v) in out.iter_mut().zip(&gi) {
                     *o += c * v;
                 }
