@@ -782,6 +782,11 @@ pub fn prescribe(id: TheoremId, phi: f64, p: &TheoryParams) -> Result<Prescripti
             "Thm H.1 assumes Assumption 5.1 (finite G_1 < ... < G_n), so k plays no role (shown as inf)"
                 .to_string(),
         );
+        notes.push(
+            "alpha(tau) from theory::estimate_alpha is an upper estimate of the infimum; a \
+             bound evaluated with it can be smaller than the true bound"
+                .to_string(),
+        );
         notes.push(format!(
             "Thm H.1 (Eq. 43) also bounds the clipping-weighted risk by (D0^2/(2C) + C) tau \
              sqrt(psi){}",
