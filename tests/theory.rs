@@ -186,3 +186,54 @@ fn cli_phi_inverse() {
     .unwrap();
     assert!((back - 0.001).abs() < 1e-15);
 }
+
+#[test]
+fn cli_alpha_upper_estimates_respect_definition_5_3() {
+    let path = std::env::temp_dir().join(format!("dpsgd_lab_alpha_{}.toml", std::process::id()));
+    std::fs::write(
+        &path,
+        r#"seed = 7
+[data]
+source = "generated"
+n = 60
+d = 4
+labels = { kind = "multinomial", classes = 3, separable = true }
+[loss]
+family = "logistic"
+[dpsgd]
+steps = 10
+batch_size = 10
+learning_rate = 0.5
+clip_norm = 1.0
+noise = { kind = "theorem34", nu = 1.0, epsilon = 2.0, delta = 1e-5 }
+output = "random_iterate"
+"#,
+    )
+    .unwrap();
+    let (code, out, err) = run(&[
+        "alpha",
+        "--config",
+        path.to_str().unwrap(),
+        "--tau",
+        "0.5",
+        "1.0",
+        "--starts",
+        "3",
+        "--iters",
+        "20",
+        "--json",
+    ]);
+    std::fs::remove_file(&path).ok();
+    assert_eq!(code, 0, "{err}");
+    let v = last_json(&out);
+    let est = v["estimates"].as_array().unwrap();
+    assert_eq!(est.len(), 2);
+    for e in est {
+        assert!(e["kind"].as_str().unwrap().starts_with("upper estimate"));
+        // Definition 5.3 (i): every ratio is >= 1, so the estimate is too.
+        assert!(e["value"].as_f64().unwrap() >= 1.0 - 1e-12);
+    }
+    // Shared points make the estimates non-increasing in tau, as alpha is (Definition 5.3
+    // (ii)): est(tau2) <= R_tau2(w1) <= R_tau1(w1) = est(tau1), w1 the point of est(tau1).
+    assert!(est[1]["value"].as_f64().unwrap() <= est[0]["value"].as_f64().unwrap() + 1e-12);
+}

@@ -1,9 +1,16 @@
 //! `dpsgd-lab theory ...`: the theorems' schedules and bounds, and phi (Eq. 1).
 
+use std::path::PathBuf;
+
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
+use dpsgd_lab::config::{TrainConfig, load_toml};
+use dpsgd_lab::rng::{Purpose, stream};
+use dpsgd_lab::theory::alpha::{
+    AlphaEstimate, AlphaOptions, estimate_alpha_curve, per_sample_minima,
+};
 use dpsgd_lab::theory::phi::{PhiInputs, epsilon_for_phi, n_for_phi, phi};
 use dpsgd_lab::theory::schedules::{BoundKind, Prescription, TheoremId, TheoryParams, prescribe};
 
@@ -20,6 +27,31 @@ pub enum TheoryCommand {
     Schedule(Box<ScheduleArgs>),
     /// phi of Eq. (1) from (n, d, eps, delta, nu), or the n or eps that give a target phi.
     Phi(PhiArgs),
+    /// An upper estimate of alpha(tau) (Definition 5.3) for a config's data set and loss.
+    Alpha(AlphaArgs),
+}
+
+/// `theory alpha`.
+#[derive(Debug, Args)]
+pub struct AlphaArgs {
+    /// Experiment config (TOML) whose [data] and [loss] are used (its [dpsgd] is ignored).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Clip norm tau in (0, G_n]; several may be given.
+    #[arg(long, num_args = 1.., required = true)]
+    pub tau: Vec<f64>,
+    /// Starting points of the minimization.
+    #[arg(long, default_value_t = 32)]
+    pub starts: usize,
+    /// Gradient steps per start.
+    #[arg(long, default_value_t = 200)]
+    pub iters: usize,
+    /// Standard deviation of the starting points.
+    #[arg(long, default_value_t = 3.0)]
+    pub init_scale: f64,
+    /// Print one JSON object on the last line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Where phi comes from: given, or Eq. (1) from (n, d, eps, delta, nu).
@@ -120,6 +152,7 @@ pub fn run(args: &TheoryArgs) -> Result<()> {
     match &args.command {
         TheoryCommand::Schedule(a) => schedule(a),
         TheoryCommand::Phi(a) => phi_cmd(a),
+        TheoryCommand::Alpha(a) => alpha_cmd(a),
     }
 }
 
@@ -322,6 +355,48 @@ fn phi_cmd(a: &PhiArgs) -> Result<()> {
     }
     if a.json {
         println!("{}", serde_json::to_string(&out)?);
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct AlphaOut {
+    loss: String,
+    n: usize,
+    estimates: Vec<AlphaEstimate>,
+}
+
+fn alpha_cmd(a: &AlphaArgs) -> Result<()> {
+    let cfg: TrainConfig = load_toml(&a.config)?;
+    let data = cfg
+        .data
+        .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
+    let loss = cfg.loss.build(&data)?;
+    let f_star = per_sample_minima(&cfg.loss, loss.as_ref(), &data)?;
+    let opts = AlphaOptions {
+        starts: a.starts,
+        iters: a.iters,
+        init_scale: a.init_scale,
+        seed: cfg.seed,
+    };
+    let estimates = estimate_alpha_curve(loss.as_ref(), &data, &f_star, &a.tau, &opts)?;
+    for e in &estimates {
+        let tau = e.tau;
+        println!(
+            "alpha({tau}) <= {:.6}  (upper estimate of the infimum of Definition 5.3; \
+             G_1 = {:.4}, G_n = {:.4}, {} starts, {} evaluations)",
+            e.value, e.g_1, e.g_n, e.starts, e.evaluations
+        );
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string(&AlphaOut {
+                loss: loss.name().to_string(),
+                n: data.n,
+                estimates,
+            })?
+        );
     }
     Ok(())
 }

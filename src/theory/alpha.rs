@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::Dataset;
 use crate::error::{Error, Result, check_positive};
-use crate::loss::{Loss, per_sample_lipschitz};
+use crate::loss::{Loss, LossSpec, norm2, per_sample_lipschitz};
 use crate::rng::{Purpose, stream};
 
 /// The ratio of Definition 5.3 at one point, from its gaps h_i = f_i(w) - f_i^* >= 0:
@@ -105,6 +105,37 @@ fn check_minima(data: &Dataset, f_star: &[f64]) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The per-sample minima f_i^* = inf_w f_i(w) over W = R^p, in closed form where the loss
+/// family has one: softmax cross-entropy 0 (an infimum: x~ = (x, 1) is never 0); sharp loss 0
+/// (at w = w_i*); Appendix L loss -||x_i|| (at w = x_i/||x_i||, Eq. 105 with n = 1); Huber and
+/// robust regression 0 when x_i != 0 (residual 0 is reachable), else the constant loss at w = 0.
+/// The tanh network has no closed form and is an error.
+pub fn per_sample_minima(spec: &LossSpec, loss: &dyn Loss, data: &Dataset) -> Result<Vec<f64>> {
+    let zero = vec![0.0; loss.param_dim()];
+    (0..data.n)
+        .map(|i| {
+            let x = data.row(i);
+            Ok(match spec {
+                LossSpec::Logistic { .. } | LossSpec::Sharp => 0.0,
+                LossSpec::AppendixL => -norm2(x),
+                LossSpec::Huber { .. } | LossSpec::Robust => {
+                    if x.iter().any(|&v| v != 0.0) {
+                        0.0
+                    } else {
+                        loss.value(&zero, x, data.y[i])
+                    }
+                }
+                LossSpec::TanhNet { .. } => {
+                    return Err(Error::param(
+                        "alpha(tau) needs the per-sample minima f_i^*, which have no closed form \
+                         for the tanh network (and it is nonconvex, outside Thm H.1)",
+                    ));
+                }
+            })
+        })
+        .collect()
 }
 
 /// Options of [`estimate_alpha`].
@@ -281,6 +312,51 @@ pub fn estimate_alpha(
         starts: opts.starts,
         evaluations: evals,
     })
+}
+
+/// [`estimate_alpha`] at several clip norms, sharing points: every evaluated point bounds the
+/// infimum at every tau, so each tau's estimate is also evaluated at the other taus' best
+/// points and the smallest value kept. Since the ratio at a fixed point is non-increasing in
+/// tau, the estimates are then non-increasing in tau, like alpha itself (Definition 5.3 (ii)).
+/// All taus are validated before any work is done.
+pub fn estimate_alpha_curve(
+    loss: &dyn Loss,
+    data: &Dataset,
+    f_star: &[f64],
+    taus: &[f64],
+    opts: &AlphaOptions,
+) -> Result<Vec<AlphaEstimate>> {
+    check_minima(data, f_star)?;
+    let g = per_sample_lipschitz(loss, data).ok_or_else(|| {
+        Error::param(format!(
+            "the {} loss has no finite per-sample Lipschitz constant, so alpha(tau) is undefined",
+            loss.name()
+        ))
+    })?;
+    let g_n = check_lipschitz(&g)?;
+    for &t in taus {
+        check_tau(t, g_n)?;
+    }
+    let mut out: Vec<AlphaEstimate> = taus
+        .iter()
+        .map(|&t| estimate_alpha(loss, data, f_star, t, opts))
+        .collect::<Result<_>>()?;
+    let points: Vec<Vec<f64>> = out.iter().map(|e| e.best_w.clone()).collect();
+    for e in out.iter_mut() {
+        for w in &points {
+            let gaps: Vec<f64> = (0..data.n)
+                .map(|i| (loss.value(w, data.row(i), data.y[i]) - f_star[i]).max(0.0))
+                .collect();
+            e.evaluations += 1;
+            if let Some(r) = alpha_ratio(&gaps, &g, g_n, e.tau)
+                && r < e.value
+            {
+                e.value = r;
+                e.best_w.clone_from(w);
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -9,6 +9,9 @@ pub mod geometric_median;
 pub mod phi;
 pub mod schedules;
 
-pub use alpha::{AlphaEstimate, AlphaOptions, alpha_finite, delta_star, estimate_alpha};
+pub use alpha::{
+    AlphaEstimate, AlphaOptions, alpha_finite, delta_star, estimate_alpha, estimate_alpha_curve,
+    per_sample_minima,
+};
 pub use phi::{PhiInputs, epsilon_for_phi, n_for_phi, phi, psi};
 pub use schedules::{BoundKind, Prescription, Schedule, TheoremId, TheoryParams, prescribe};
