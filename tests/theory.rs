@@ -237,3 +237,67 @@ output = "random_iterate"
     // (ii)): est(tau2) <= R_tau2(w1) <= R_tau1(w1) = est(tau1), w1 the point of est(tau1).
     assert!(est[1]["value"].as_f64().unwrap() <= est[0]["value"].as_f64().unwrap() + 1e-12);
 }
+
+#[test]
+fn cli_dpsgd_toml_round_trips_into_a_config() {
+    let (code, out, err) = run(&[
+        "schedule",
+        "--theorem",
+        "J.1",
+        "--k",
+        "3",
+        "--G",
+        "1",
+        "--gamma",
+        "0.5",
+        "--C",
+        "1",
+        "--n",
+        "20000",
+        "--d",
+        "5",
+        "--eps",
+        "2",
+        "--delta",
+        "1e-5",
+        "--nu",
+        "1",
+        "--dpsgd-toml",
+        "64",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let toml_text: String = out
+        .lines()
+        .skip_while(|l| !l.starts_with("[dpsgd]"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    #[derive(serde::Deserialize)]
+    struct Wrap {
+        dpsgd: dpsgd_lab::dpsgd::DpSgdConfig,
+    }
+    let w: Wrap = toml::from_str(&toml_text).expect("emitted table parses");
+    let p = prescribe(
+        TheoremId::J1,
+        phi(&PhiInputs {
+            n: 20000.0,
+            d: 5.0,
+            epsilon: 2.0,
+            delta: 1e-5,
+            nu: 1.0,
+        })
+        .unwrap(),
+        &TheoryParams {
+            k: Some(3.0),
+            g: Some(1.0),
+            gamma: Some(0.5),
+            c: Some(1.0),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(w.dpsgd.steps as u64, p.steps.unwrap());
+    assert_eq!(
+        w.dpsgd.clip_norm,
+        dpsgd_lab::dpsgd::StepSchedule::Constant(p.tau.unwrap())
+    );
+}

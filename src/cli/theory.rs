@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use dpsgd_lab::config::{TrainConfig, load_toml};
+use dpsgd_lab::dpsgd::{DpSgdConfig, Projection};
 use dpsgd_lab::rng::{Purpose, stream};
 use dpsgd_lab::theory::alpha::{
     AlphaEstimate, AlphaOptions, estimate_alpha_curve, per_sample_minima,
@@ -130,6 +131,10 @@ pub struct ScheduleArgs {
     /// The unstated Omega(.) constant of the lower bounds L.1 / I.3.
     #[arg(long)]
     pub c_lower: Option<f64>,
+    /// Also print a ready-to-run [dpsgd] TOML table for `dpsgd-lab train` with this expected
+    /// batch size b (needs --n --d --eps --delta --nu, so that the noise matches phi).
+    #[arg(long)]
+    pub dpsgd_toml: Option<f64>,
     /// Print one JSON object on the last line.
     #[arg(long)]
     pub json: bool,
@@ -225,6 +230,25 @@ fn schedule(a: &ScheduleArgs) -> Result<()> {
         }
     }
     print_prescription(&p);
+    if let Some(b) = a.dpsgd_toml {
+        let Some(inp) = inputs else {
+            bail!("--dpsgd-toml needs --n --d --eps --delta --nu (the noise must match phi)");
+        };
+        let projection = match (id.full_version(), a.d_w) {
+            (TheoremId::I1, Some(dw)) => Projection::L2Ball { radius: dw / 2.0 },
+            _ => Projection::None,
+        };
+        #[derive(Serialize)]
+        struct Table {
+            dpsgd: DpSgdConfig,
+        }
+        let cfg = p.dpsgd_config(&inp, b, projection)?;
+        println!(
+            "# Algorithm 1 as Thm {} prescribes (paste into a train config):",
+            p.theorem
+        );
+        print!("{}", toml::to_string(&Table { dpsgd: cfg })?);
+    }
     if a.json {
         println!(
             "{}",

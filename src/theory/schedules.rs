@@ -16,7 +16,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::bounds::{self, Term};
-use super::phi::psi;
+use super::phi::{PhiInputs, phi as phi_of, psi};
+use crate::dpsgd::{DpSgdConfig, NoiseSpec, OutputRule, Projection, StepSchedule};
 use crate::error::{Error, Result, check_open, check_positive};
 
 /// A theorem of the paper that prescribes a schedule or states a bound.
@@ -273,6 +274,55 @@ pub struct Prescription {
     pub phi_exponent: f64,
     /// Assumptions, conventions and caveats.
     pub notes: Vec<String>,
+}
+
+impl Prescription {
+    /// Algorithm 1 configured as this theorem prescribes: T steps, constant eta and tau, noise
+    /// of Thm 3.4 with the (nu, epsilon, delta) that produced phi, and the random iterate
+    /// (line 7). `privacy` must give back this prescription's phi through Eq. (1), so that the
+    /// noise and the schedule describe the same run. `projection` is W (an L2 ball of radius
+    /// D_W / 2 for Thm I.1; none for the unconstrained theorems).
+    pub fn dpsgd_config(
+        &self,
+        privacy: &PhiInputs,
+        batch_size: f64,
+        projection: Projection,
+    ) -> Result<DpSgdConfig> {
+        let (Some(steps), Some(tau), Some(eta)) = (self.steps, self.tau, self.eta) else {
+            return Err(Error::param(format!(
+                "Thm {} is a lower bound and prescribes no DP-SGD schedule",
+                self.theorem
+            )));
+        };
+        let ph = phi_of(privacy)?;
+        if (ph - self.phi).abs() > 1e-12 * self.phi {
+            return Err(Error::param(format!(
+                "the privacy parameters give phi = {ph}, but the schedule was computed for phi = {}",
+                self.phi
+            )));
+        }
+        check_positive("batch size b", batch_size)?;
+        if batch_size < 1.0 || batch_size > privacy.n {
+            return Err(Error::param(format!(
+                "the expected batch size b must lie in [1, n = {}] (Eq. 39 uses b >= 1), but is {batch_size}",
+                privacy.n
+            )));
+        }
+        Ok(DpSgdConfig {
+            steps: steps as usize,
+            batch_size,
+            learning_rate: StepSchedule::Constant(eta),
+            clip_norm: StepSchedule::Constant(tau),
+            noise: NoiseSpec::Theorem34 {
+                nu: privacy.nu,
+                epsilon: privacy.epsilon,
+                delta: privacy.delta,
+            },
+            projection,
+            output: OutputRule::RandomIterate,
+            init: Default::default(),
+        })
+    }
 }
 
 /// One theorem's schedule and bound, validated: the seam between the paper and a DP-SGD run.
@@ -1136,6 +1186,34 @@ mod tests {
         assert_eq!(r.missing, vec!["dist0".to_string()]);
         let l = prescribe(TheoremId::L1, 0.01, &base()).unwrap();
         assert!(l.bound.is_none() && l.missing.contains(&"c_lower".to_string()));
+    }
+
+    #[test]
+    fn dpsgd_config_carries_the_schedule_and_checks_phi() {
+        let inp = PhiInputs {
+            n: 20_000.0,
+            d: 5.0,
+            epsilon: 2.0,
+            delta: 1e-5,
+            nu: 1.0,
+        };
+        let ph = phi_of(&inp).unwrap();
+        let r = prescribe(TheoremId::J1, ph, &base()).unwrap();
+        let cfg = r.dpsgd_config(&inp, 64.0, Projection::None).unwrap();
+        assert_eq!(cfg.steps as u64, r.steps.unwrap());
+        assert_eq!(cfg.clip_norm, StepSchedule::Constant(r.tau.unwrap()));
+        assert_eq!(cfg.learning_rate, StepSchedule::Constant(r.eta.unwrap()));
+        let alg = crate::dpsgd::DpSgd::new(cfg, 20_000, None);
+        assert!(alg.is_ok(), "{:?}", alg.err());
+        let mut other = inp;
+        other.epsilon = 3.0;
+        assert!(
+            r.dpsgd_config(&other, 64.0, Projection::None)
+                .unwrap_err()
+                .to_string()
+                .contains("phi")
+        );
+        assert!(r.dpsgd_config(&inp, 0.5, Projection::None).is_err());
     }
 
     #[test]
