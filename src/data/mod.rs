@@ -30,7 +30,7 @@ impl Dataset {
         if d == 0 {
             return Err(Error::data("the number of features d must be at least 1"));
         }
-        if x.len() % d != 0 {
+        if !x.len().is_multiple_of(d) {
             return Err(Error::data(format!(
                 "feature buffer of length {} is not a multiple of d = {d}",
                 x.len()
