@@ -16,6 +16,8 @@ struct Cli {
 enum Command {
     /// Run DP-SGD (Algorithm 1) once on a generated or CSV data set.
     Train(cli::train::TrainArgs),
+    /// Describe a data set's per-sample Lipschitz constants, or generate synthetic data.
+    Data(cli::data::DataArgs),
     /// Theorems as code: phi (Eq. 1), schedules, explicit bounds and exponents.
     Theory(cli::theory::TheoryArgs),
 }
@@ -24,6 +26,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),
+        Command::Data(a) => cli::data::run(a),
         Command::Theory(a) => cli::theory::run(a),
     };
     if let Err(e) = result {

@@ -40,7 +40,9 @@ fn data_for(name: &str, n: usize, d: usize, rng: &mut SimRng) -> Dataset {
 
 fn families(d: usize) -> Vec<Box<dyn Loss>> {
     vec![
+        // m = 3 takes the row-by-row path, m = 6 the matrix-product path
         Box::new(SoftmaxLoss::new(d, 3)),
+        Box::new(SoftmaxLoss::new(d, 6)),
         Box::new(HuberLoss::new(d, 0.7).unwrap()),
         Box::new(SharpLoss::new(d)),
         Box::new(AppendixLLoss::new(d)),

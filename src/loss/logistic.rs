@@ -1,7 +1,7 @@
 //! Multinomial logistic regression (softmax cross-entropy) with a 1 appended to x for the bias.
 //! Appendix D: ||grad l|| = sqrt(sum_{j != y} p_j^2 + (1 - p_y)^2) ||x~|| <= sqrt(2) ||x~||.
 
-use super::{ClipStats, Loss, Scratch, buf, clip_factor, dot};
+use super::{ClipStats, Loss, Scratch, axpy, buf, clip_factor, dot};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::{Mat, gemm};
@@ -51,6 +51,46 @@ pub(crate) fn check_class_labels(data: &Dataset, m: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Up to this many classes the clipped sum is computed row by row, straight from the data
+/// (no gather, no GEMM packing): a matrix product only pays once m is large.
+const SMALL_M: usize = 4;
+
+impl SoftmaxLoss {
+    /// Ghost clipping without matrix products, for small m: per sample, m dot products for the
+    /// logits, then m axpys of c_i e_ij x~_i into the output.
+    fn clipped_sum_direct(
+        &self,
+        w: &[f64],
+        data: &Dataset,
+        batch: &[usize],
+        tau: f64,
+        out: &mut [f64],
+        scratch: &mut Scratch,
+    ) -> ClipStats {
+        let (d, m) = (self.d, self.m);
+        let dd = d + 1;
+        out.fill(0.0);
+        let e = buf(&mut scratch.b, m);
+        let mut stats = ClipStats { clipped: 0, count: batch.len() };
+        for &i in batch {
+            let x = data.row(i);
+            self.logits(w, x, e);
+            softmax_in_place(e);
+            e[data.y[i] as usize] -= 1.0;
+            let norm = (dot(e, e) * (dot(x, x) + 1.0)).sqrt();
+            let c = clip_factor(norm, tau);
+            stats.clipped += usize::from(c < 1.0);
+            for j in 0..m {
+                let coef = c * e[j];
+                let row = &mut out[j * dd..(j + 1) * dd];
+                axpy(coef, x, &mut row[..d]);
+                row[d] += coef;
+            }
+        }
+        stats
+    }
 }
 
 impl Loss for SoftmaxLoss {
@@ -114,6 +154,9 @@ impl Loss for SoftmaxLoss {
     ) -> ClipStats {
         let (d, m, bsz) = (self.d, self.m, batch.len());
         let dd = d + 1;
+        if m <= SMALL_M {
+            return self.clipped_sum_direct(w, data, batch, tau, out, scratch);
+        }
         let xb = buf(&mut scratch.a, bsz * dd);
         let xsq = buf(&mut scratch.c, bsz);
         for (r, &i) in batch.iter().enumerate() {
