@@ -73,7 +73,10 @@ impl SoftmaxLoss {
         let dd = d + 1;
         out.fill(0.0);
         let e = buf(&mut scratch.b, m);
-        let mut stats = ClipStats { clipped: 0, count: batch.len() };
+        let mut stats = ClipStats {
+            clipped: 0,
+            count: batch.len(),
+        };
         for &i in batch {
             let x = data.row(i);
             self.logits(w, x, e);
