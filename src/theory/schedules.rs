@@ -766,7 +766,11 @@ pub fn round_steps(t: f64) -> u64 {
 }
 
 fn common_notes(id: TheoremId, k: f64) -> Vec<String> {
-    let mut notes = Vec::new();
+    let mut notes = vec![
+        "privacy via Thm 3.4 (sigma_n^2 = nu T log(1/delta) tau^2 / (n^2 eps^2)), which needs \
+         eps < O(b^2 T / n^2) with an unstated constant: not checked here"
+            .to_string(),
+    ];
     if id.fixes_steps() && id != TheoremId::T5_4 {
         notes.push(format!(
             "Thm {id} states tau and eta only up to O(.); the exact values are those of Thm {}",
