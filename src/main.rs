@@ -18,6 +18,8 @@ enum Command {
     Train(cli::train::TrainArgs),
     /// Describe a data set's per-sample Lipschitz constants, or generate synthetic data.
     Data(cli::data::DataArgs),
+    /// Theorems as code: phi (Eq. 1), schedules, explicit bounds and exponents.
+    Theory(cli::theory::TheoryArgs),
 }
 
 fn main() {
@@ -25,6 +27,7 @@ fn main() {
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),
         Command::Data(a) => cli::data::run(a),
+        Command::Theory(a) => cli::theory::run(a),
     };
     if let Err(e) = result {
         // One line, no backtrace: the error chain joined by ": ".

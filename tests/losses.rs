@@ -251,7 +251,10 @@ fn softmax_clipped_sum_for_every_class_count() {
         }
         loss.clipped_grad_sum(&w, &data, &batch, 0.8, &mut fast, &mut scratch);
         for k in 0..p {
-            assert!((fast[k] - want[k]).abs() <= 1e-10 * (1.0 + norm2(&want)), "m = {m}, k = {k}");
+            assert!(
+                (fast[k] - want[k]).abs() <= 1e-10 * (1.0 + norm2(&want)),
+                "m = {m}, k = {k}"
+            );
         }
     }
 }

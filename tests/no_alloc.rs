@@ -41,7 +41,9 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn step_loop_does_not_allocate() {
     let (n, d) = (3000, 8);
-    let x: Vec<f64> = (0..n * d).map(|i| ((i * 7919) % 1000) as f64 / 250.0 - 2.0).collect();
+    let x: Vec<f64> = (0..n * d)
+        .map(|i| ((i * 7919) % 1000) as f64 / 250.0 - 2.0)
+        .collect();
     let y: Vec<f64> = (0..n).map(|i| (i % 3) as f64).collect();
     let data = Dataset::new(x, y, d).unwrap();
     let losses: Vec<Box<dyn Loss>> = vec![
@@ -83,8 +85,13 @@ fn step_loop_does_not_allocate() {
             stepper.step(loss.as_ref(), &data, t, &mut w);
         }
         let after = ALLOCS.load(Ordering::Relaxed);
-        assert_eq!(after - before, 0, "{}: {} allocations in 300 steps", loss.name(), after - before);
+        assert_eq!(
+            after - before,
+            0,
+            "{}: {} allocations in 300 steps",
+            loss.name(),
+            after - before
+        );
         assert!(stepper.sampled > 0);
     }
 }
-

@@ -2,4 +2,5 @@
 //! stdout is one JSON object.
 
 pub mod data;
+pub mod theory;
 pub mod train;

@@ -82,7 +82,10 @@ impl SoftmaxLoss {
         gt.fill(0.0);
         let (wt_x, wt_b) = wt.split_at(d * M);
         let (gt_x, gt_b) = gt.split_at_mut(d * M);
-        let mut stats = ClipStats { clipped: 0, count: batch.len() };
+        let mut stats = ClipStats {
+            clipped: 0,
+            count: batch.len(),
+        };
         for &i in batch {
             let x = data.row(i);
             let mut z = [0.0f64; M];
