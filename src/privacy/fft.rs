@@ -22,31 +22,38 @@ pub fn fft(re: &mut [f64], im: &mut [f64], inverse: bool) {
             im.swap(i, j);
         }
     }
-    // Twiddles computed directly (not by recurrence) so their error does not grow with n.
+    // Twiddles computed directly (not by recurrence) so their error does not grow with n; level
+    // `half` keeps its factors contiguously at [half, 2 half) so the inner loop reads them in order.
     let sign = if inverse { 1.0 } else { -1.0 };
-    let (wr, wi): (Vec<f64>, Vec<f64>) = (0..n / 2)
-        .map(|k| {
-            let a = sign * 2.0 * PI * k as f64 / n as f64;
-            (a.cos(), a.sin())
-        })
-        .unzip();
-    let mut len = 2;
-    while len <= n {
-        let half = len / 2;
-        let step = n / len;
-        for start in (0..n).step_by(len) {
+    let mut tw = vec![(0.0f64, 0.0f64); n];
+    for k in 0..n / 2 {
+        let a = sign * 2.0 * PI * k as f64 / n as f64;
+        tw[n / 2 + k] = (a.cos(), a.sin());
+    }
+    let mut half = n / 4;
+    while half >= 1 {
+        for k in 0..half {
+            tw[half + k] = tw[2 * half + 2 * k];
+        }
+        half /= 2;
+    }
+    let mut half = 1;
+    while half < n {
+        let w = &tw[half..2 * half];
+        for start in (0..n).step_by(2 * half) {
+            let (lo_re, hi_re) = re[start..start + 2 * half].split_at_mut(half);
+            let (lo_im, hi_im) = im[start..start + 2 * half].split_at_mut(half);
             for k in 0..half {
-                let (cr, ci) = (wr[k * step], wi[k * step]);
-                let (a, b) = (start + k, start + k + half);
-                let tr = re[b] * cr - im[b] * ci;
-                let ti = re[b] * ci + im[b] * cr;
-                re[b] = re[a] - tr;
-                im[b] = im[a] - ti;
-                re[a] += tr;
-                im[a] += ti;
+                let (cr, ci) = w[k];
+                let tr = hi_re[k] * cr - hi_im[k] * ci;
+                let ti = hi_re[k] * ci + hi_im[k] * cr;
+                hi_re[k] = lo_re[k] - tr;
+                hi_im[k] = lo_im[k] - ti;
+                lo_re[k] += tr;
+                lo_im[k] += ti;
             }
         }
-        len <<= 1;
+        half <<= 1;
     }
     if inverse {
         let s = 1.0 / n as f64;
