@@ -16,12 +16,15 @@ struct Cli {
 enum Command {
     /// Run DP-SGD (Algorithm 1) once on a generated or CSV data set.
     Train(cli::train::TrainArgs),
+    /// Privacy accounting: epsilon of a run, noise calibration, zCDP conversion.
+    Privacy(cli::privacy::PrivacyArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),
+        Command::Privacy(a) => cli::privacy::run(a),
     };
     if let Err(e) = result {
         // One line, no backtrace: the error chain joined by ": ".

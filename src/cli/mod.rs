@@ -1,4 +1,5 @@
 //! Subcommands. Convention: human-readable output by default; with `--json` the last line of
 //! stdout is one JSON object.
 
+pub mod privacy;
 pub mod train;

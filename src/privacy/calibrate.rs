@@ -67,30 +67,76 @@ pub fn calibrate_noise(
     check_steps(steps)?;
     check_epsilon(epsilon)?;
     check_delta(delta)?;
-    let ok = |z: f64| -> Result<bool> { Ok(kind.epsilon(q, steps, z, delta)? <= epsilon) };
-    let mut hi = 1.0;
-    while !ok(hi)? {
+    // g(z) = log eps(z) - log target, decreasing in z; g <= 0 means the target is met.
+    let g = |z: f64| -> Result<f64> {
+        let e = kind.epsilon(q, steps, z, delta)?;
+        Ok(if e <= 0.0 {
+            -700.0
+        } else if !e.is_finite() {
+            700.0
+        } else {
+            (e / epsilon).ln()
+        })
+    };
+    // Bracket [lo, hi] with g(lo) > 0 >= g(hi). The tight accountant needs no more noise than
+    // RDP, so RDP's answer (cheap) is a good upper end for it.
+    let mut hi = match kind {
+        AccountantKind::Pld => calibrate_noise(AccountantKind::Rdp, q, steps, epsilon, delta)?,
+        AccountantKind::Rdp => 1.0,
+    };
+    let mut g_hi = g(hi)?;
+    while g_hi > 0.0 {
         hi *= 2.0;
         if hi > Z_MAX {
             return Err(Error::param(format!(
                 "target epsilon {epsilon} (delta = {delta}, q = {q}, steps = {steps}) is not reached by any noise multiplier z <= {Z_MAX}"
             )));
         }
+        g_hi = g(hi)?;
     }
-    let mut lo = hi / 2.0;
-    while ok(lo)? {
-        hi = lo;
-        lo /= 2.0;
+    let mut lo = hi * 0.7;
+    let mut g_lo = g(lo)?;
+    while g_lo <= 0.0 {
+        (hi, g_hi) = (lo, g_lo);
+        lo *= 0.5;
         if lo < 1e-6 {
             return Ok(hi);
         }
+        g_lo = g(lo)?;
     }
-    while (hi - lo) > Z_REL_TOL * hi {
-        let mid = 0.5 * (lo + hi);
-        if ok(mid)? {
-            hi = mid;
+    // Illinois (modified regula falsi) on (log z, g), with a bisection fallback; the bracket
+    // always keeps g(lo) > 0 >= g(hi), and hi is returned.
+    let (mut side, mut it) = (0i8, 0);
+    while hi - lo > Z_REL_TOL * hi {
+        it += 1;
+        let (a, b) = (lo.ln(), hi.ln());
+        let mut x = if it > 60 {
+            0.5 * (a + b)
         } else {
-            lo = mid;
+            (a * g_hi - b * g_lo) / (g_hi - g_lo)
+        };
+        if !(x > a && x < b) {
+            x = 0.5 * (a + b);
+        }
+        let mid = x.exp();
+        let gm = g(mid)?;
+        if gm <= 0.0 {
+            (hi, g_hi) = (mid, gm);
+            if side == 1 {
+                g_lo *= 0.5;
+            }
+            side = 1;
+        } else {
+            (lo, g_lo) = (mid, gm);
+            if side == -1 {
+                g_hi *= 0.5;
+            }
+            side = -1;
+        }
+        if it > 200 {
+            return Err(Error::Numerical(format!(
+                "noise calibration did not converge (bracket [{lo}, {hi}])"
+            )));
         }
     }
     Ok(hi)
