@@ -20,6 +20,8 @@ enum Command {
     Data(cli::data::DataArgs),
     /// Theorems as code: phi (Eq. 1), schedules, explicit bounds and exponents.
     Theory(cli::theory::TheoryArgs),
+    /// Privacy accounting: epsilon of a run, noise calibration, zCDP conversion.
+    Privacy(cli::privacy::PrivacyArgs),
 }
 
 fn main() {
@@ -35,6 +37,7 @@ fn main() {
         Command::Train(a) => cli::train::run(a),
         Command::Data(a) => cli::data::run(a),
         Command::Theory(a) => cli::theory::run(a),
+        Command::Privacy(a) => cli::privacy::run(a),
     };
     if let Err(e) = result {
         // One line, no backtrace: the error chain joined by ": ".
