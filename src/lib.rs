@@ -4,6 +4,7 @@
 //! Algorithm 1 ([`dpsgd`]), the loss families with per-sample Lipschitz constants ([`loss`]),
 //! data sets ([`data`]), privacy accounting ([`privacy`]) and the theorems ([`theory`]).
 
+pub mod clipnorm;
 pub mod config;
 pub mod data;
 pub mod dpsgd;

@@ -22,6 +22,8 @@ enum Command {
     Theory(cli::theory::TheoryArgs),
     /// Privacy accounting: epsilon of a run, noise calibration, zCDP conversion.
     Privacy(cli::privacy::PrivacyArgs),
+    /// Clip-norm study (Section 5.2, Figure 1, Tables 3-7): accuracy against tau.
+    Clipnorm(cli::clipnorm::ClipnormArgs),
 }
 
 fn main() {
@@ -38,6 +40,7 @@ fn main() {
         Command::Data(a) => cli::data::run(a),
         Command::Theory(a) => cli::theory::run(a),
         Command::Privacy(a) => cli::privacy::run(a),
+        Command::Clipnorm(a) => cli::clipnorm::run(a),
     };
     if let Err(e) = result {
         // One line, no backtrace: the error chain joined by ": ".

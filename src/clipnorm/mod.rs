@@ -1,0 +1,388 @@
+//! The clip-norm study of Section 5.2, Appendices A-C: which clip norm tau to use for private
+//! softmax regression (and a two-layer tanh network), measured.
+//!
+//! Remark 5.6 recommends tuning tau only up to G_1 = min_i G_i when interpolation (nearly)
+//! holds; Figure 1 and Tables 3-7 test it. A study trains, for every privacy level, clip norm
+//! of the grid ([`grid::tau_grid`]: values below G_1 and percentiles of the G_i) and eta of the
+//! 16-value grid, `runs` independent runs; a cell's score is the test accuracy averaged over the
+//! last 5 epochs, the table reports the best eta's mean +- sd ([`table`]). Optional parts: the
+//! non-private baseline, private G_1 by RNMM at eps = 0.3 (Table 3), and Delta(w*), alpha(G_1)
+//! of Theorem 5.4.
+//!
+//! Cells run in parallel (rayon); every random stream derives from (seed, run index), so the
+//! results do not depend on the thread count. Finished cells are appended to a JSONL file
+//! ([`results`]) and skipped on `--resume`.
+
+pub mod config;
+pub mod figure;
+pub mod grid;
+pub mod model;
+pub mod results;
+pub mod table;
+pub mod train;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::data::summary::percentile_sorted;
+use crate::data::{DataSpec, Dataset, split::SplitSpec};
+use crate::error::{Error, Result};
+use crate::loss::{mean_grad, mean_value, norm2, per_sample_lipschitz};
+use crate::privacy::{RnmmConfig, private_min_lipschitz};
+use crate::rng::{Purpose, stream};
+use crate::theory::alpha::{AlphaOptions, estimate_alpha};
+
+pub use config::{ModelSpec, Study, StudyConfig};
+pub use grid::{Cell, Group, TauPoint};
+pub use results::RunRecord;
+pub use table::{Entry, EpsColumn, Recommendation, StudyTable, TheoryReport};
+
+/// How to run a study.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Output directory (results file, table, figure).
+    pub out: PathBuf,
+    /// Skip cells already in the results file.
+    pub resume: bool,
+    /// Draw the figure.
+    pub figure: bool,
+}
+
+/// What a study produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct StudyOutcome {
+    pub table: StudyTable,
+    pub recommendations: Vec<Recommendation>,
+    /// Cells trained by this invocation.
+    pub executed: usize,
+    /// Cells read back from the results file.
+    pub reused: usize,
+    /// Files written.
+    pub files: Vec<String>,
+    pub wall_time_s: f64,
+    /// Every record, by cell id.
+    #[serde(skip)]
+    pub records: BTreeMap<String, RunRecord>,
+}
+
+/// The (train, test) data of a study.
+pub fn load_data(cfg: &StudyConfig) -> Result<(Dataset, Dataset)> {
+    match &cfg.data {
+        DataSpec::Csv(c) => {
+            let mut c = c.clone();
+            if c.split.is_none() {
+                c.split = Some(SplitSpec {
+                    test_fraction: cfg.test_fraction,
+                    seed: cfg.seed,
+                });
+            }
+            let (train, test) = c.load_split()?;
+            Ok((train, test.expect("split set")))
+        }
+        DataSpec::Generated(g) => {
+            let all = g.generate(&mut stream(cfg.seed, 0, Purpose::Data))?;
+            all.train_test_split(cfg.test_fraction, &mut stream(cfg.seed, 0, Purpose::Split))
+        }
+    }
+}
+
+/// Default expected batch: 500 as in the paper, or n / 10 for small data sets.
+pub fn default_batch(n: usize) -> f64 {
+    (n / 10).clamp(1, 500) as f64
+}
+
+/// Runs (or resumes) a study and writes its outputs into `opts.out`.
+pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
+    let start = Instant::now();
+    let cfg = &study.cfg;
+    let (train_set, test_set) = load_data(cfg)?;
+    let classes = train_set
+        .num_classes()
+        .zip(test_set.num_classes())
+        .map(|(a, b)| a.max(b))
+        .ok_or_else(|| Error::data("labels must be class indices 0..m-1"))?;
+    if classes < 2 {
+        return Err(Error::data(format!(
+            "a classification study needs at least 2 classes, but the labels have {classes}"
+        )));
+    }
+    let model = model::Model::new(&cfg.model, train_set.d, classes)?;
+    model.loss().check_data(&train_set)?;
+    model.loss().check_data(&test_set)?;
+    let g_sorted = match cfg.model {
+        ModelSpec::Softmax => {
+            let mut g = per_sample_lipschitz(model.loss(), &train_set)
+                .ok_or_else(|| Error::param("softmax loss without finite G_i"))?;
+            g.sort_by(f64::total_cmp);
+            Some(g)
+        }
+        ModelSpec::TanhNet { .. } => None,
+    };
+    let taus = grid::tau_grid(g_sorted.as_deref(), &cfg.clip);
+    if taus.is_empty() {
+        return Err(Error::Config("the clip-norm grid is empty".into()));
+    }
+    let n = train_set.n;
+    let batch = cfg.train.batch_size.unwrap_or_else(|| default_batch(n));
+    if batch > n as f64 {
+        return Err(Error::Config(format!(
+            "train.batch_size = {batch} exceeds the {n} training samples"
+        )));
+    }
+    let spe = ((n as f64 / batch).round() as usize).max(1);
+    let setup = train::Setup {
+        model: &model,
+        train: &train_set,
+        test: &test_set,
+        batch,
+        steps_per_epoch: spe,
+        epochs: cfg.train.epochs,
+        average_last: cfg.train.average_last,
+        seed: cfg.seed,
+    };
+    let steps = setup.steps();
+    let q = batch / n as f64;
+    let cal = crate::privacy::calibrator(&cfg.train.accountant)?;
+    let delta = cfg.train.delta;
+    let zs: Vec<f64> = cfg
+        .train
+        .epsilons
+        .iter()
+        .map(|&e| cal.noise_multiplier(q, steps, e, delta))
+        .collect::<Result<_>>()?;
+    // Table 3: DP-SGD gets epsilon - eps_RNMM; G_1 is selected once per run index.
+    let (rnmm_zs, rnmm_taus) = match (&cfg.rnmm, &g_sorted) {
+        (Some(r), Some(g)) => {
+            let zs: Vec<f64> = cfg
+                .train
+                .epsilons
+                .iter()
+                .map(|&e| cal.noise_multiplier(q, steps, e - r.epsilon, delta))
+                .collect::<Result<_>>()?;
+            let rc = RnmmConfig {
+                epsilon: r.epsilon,
+                lo: r.lo.unwrap_or(std::f64::consts::SQRT_2),
+                hi: r
+                    .hi
+                    .unwrap_or(3.0 * (2.0 * (train_set.d as f64 + 1.0)).sqrt()),
+                grid_size: r.grid_size,
+                target_count: 1,
+            };
+            let taus: Vec<f64> = (0..cfg.train.runs)
+                .map(|run| {
+                    private_min_lipschitz(g, &rc, &mut stream(cfg.seed, run as u64, Purpose::Mechanism))
+                        .map(|o| o.value)
+                })
+                .collect::<Result<_>>()?;
+            (Some(zs), Some(taus))
+        }
+        _ => (None, None),
+    };
+    let etas = &cfg.train.learning_rates;
+    let all_cells = grid::cells(
+        zs.len(),
+        taus.len(),
+        etas.len(),
+        cfg.train.runs,
+        cfg.train.baseline,
+        rnmm_zs.is_some(),
+    );
+    // The fingerprint covers everything a record depends on.
+    let fp_src = serde_json::to_string(&(cfg, &taus, &zs, &rnmm_zs, &rnmm_taus, n, batch, spe))
+        .map_err(|e| Error::Numerical(e.to_string()))?;
+    let fp = results::fingerprint(fp_src.as_bytes());
+    let suffix = if study.quick { "_quick" } else { "" };
+    let res_path = opts.out.join(format!("results{suffix}.jsonl"));
+    let (file, mut done) = results::ResultsFile::open(&res_path, &cfg.name, &fp, opts.resume)?;
+    done.retain(|k, _| all_cells.iter().any(|c| &c.key() == k));
+    let reused = done.len();
+    let pending: Vec<&Cell> = all_cells.iter().filter(|c| !done.contains_key(&c.key())).collect();
+    let new: Vec<RunRecord> = pending
+        .par_iter()
+        .map(|c| {
+            let eta = etas[c.eta_idx];
+            let (tau, z) = match c.group {
+                Group::Private => (taus[c.tau_idx.expect("private cell")].tau, zs[c.eps_idx.expect("eps")]),
+                Group::Baseline => (f64::MAX, 0.0),
+                Group::Rnmm => (
+                    rnmm_taus.as_ref().expect("rnmm")[c.run],
+                    rnmm_zs.as_ref().expect("rnmm")[c.eps_idx.expect("eps")],
+                ),
+            };
+            let o = setup.run(tau, eta, z, c.run)?;
+            let rec = RunRecord {
+                key: c.key(),
+                group: c.group,
+                eps_idx: c.eps_idx,
+                tau_idx: c.tau_idx,
+                eta_idx: c.eta_idx,
+                run: c.run,
+                tau,
+                eta,
+                z,
+                acc: o.acc,
+                acc_last: o.acc_last,
+                diverged: o.diverged,
+                clipped_fraction: o.clipped_fraction,
+            };
+            file.append(&rec)?;
+            Ok(rec)
+        })
+        .collect::<Result<_>>()?;
+    let executed = new.len();
+    for r in new {
+        done.insert(r.key.clone(), r);
+    }
+    let theory = match (&cfg.theory, &g_sorted) {
+        (Some(th), Some(g)) => Some(theorem_5_4(&model, &train_set, g, th, cfg.seed)?),
+        _ => None,
+    };
+    let mut table = StudyTable {
+        name: cfg.name.clone(),
+        model: match &cfg.model {
+            ModelSpec::Softmax => "softmax regression".into(),
+            ModelSpec::TanhNet { hidden, .. } => format!("tanh network, hidden {hidden}"),
+        },
+        n_train: n,
+        n_test: test_set.n,
+        d: train_set.d,
+        classes,
+        batch,
+        steps_per_epoch: spe,
+        epochs: cfg.train.epochs,
+        runs: cfg.train.runs,
+        delta,
+        accountant: cfg.train.accountant.clone(),
+        learning_rates: etas.clone(),
+        g_percentiles: g_sorted.as_ref().map(|g| {
+            [0.0, 10.0, 20.0, 40.0, 80.0, 100.0]
+                .iter()
+                .map(|&p| (p, percentile_sorted(g, p)))
+                .collect()
+        }),
+        g1: g_sorted.as_ref().map(|g| g[0]),
+        gn: g_sorted.as_ref().map(|g| g[g.len() - 1]),
+        taus,
+        columns: cfg
+            .train
+            .epsilons
+            .iter()
+            .zip(&zs)
+            .map(|(&epsilon, &z)| EpsColumn {
+                epsilon,
+                z,
+                entries: Vec::new(),
+                rnmm: None,
+            })
+            .collect(),
+        baseline: None,
+        theory,
+    };
+    table::fill(&mut table, &done, cfg.rnmm.as_ref().map(|r| r.epsilon));
+    let recs = table::recommend(&table);
+    let mut files = vec![res_path.display().to_string()];
+    let stem = format!("clipnorm_{}{suffix}", cfg.name);
+    let fig_name = format!("{stem}.png");
+    if opts.figure {
+        let png = opts.out.join(&fig_name);
+        let svg = opts.out.join(format!("{stem}.svg"));
+        figure::draw(&table, &png, &svg)?;
+        files.push(png.display().to_string());
+        files.push(svg.display().to_string());
+    }
+    let md = table::markdown(&table, &recs, opts.figure.then_some(fig_name.as_str()));
+    let md_path = opts.out.join(format!("{stem}.md"));
+    write(&md_path, &md)?;
+    files.push(md_path.display().to_string());
+    let json_path = opts.out.join(format!("{stem}.json"));
+    let json = serde_json::to_string_pretty(&(&table, &recs))
+        .map_err(|e| Error::Numerical(e.to_string()))?;
+    write(&json_path, &json)?;
+    files.push(json_path.display().to_string());
+    Ok(StudyOutcome {
+        table,
+        recommendations: recs,
+        executed,
+        reused,
+        files,
+        wall_time_s: start.elapsed().as_secs_f64(),
+        records: done,
+    })
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| Error::io(path.display().to_string(), e))
+}
+
+/// Definition 5.2's Delta(w*) at an approximate minimizer (full-batch gradient descent with
+/// Armijo backtracking from 0; f_i^* = 0 for softmax cross-entropy, so Delta is the mean loss,
+/// and any iterate gives an upper estimate), and Definition 5.3's alpha(G_1), estimated.
+pub fn theorem_5_4(
+    model: &model::Model,
+    data: &Dataset,
+    g_sorted: &[f64],
+    spec: &config::TheorySpec,
+    seed: u64,
+) -> Result<TheoryReport> {
+    let loss = model.loss();
+    let p = loss.param_dim();
+    let mut w = vec![0.0; p];
+    let mut g = vec![0.0; p];
+    let mut trial = vec![0.0; p];
+    let mut f = mean_value(loss, &w, data);
+    let mut step = 1.0;
+    for _ in 0..spec.gd_iters {
+        mean_grad(loss, &w, data, &mut g);
+        let gn2: f64 = g.iter().map(|v| v * v).sum();
+        if gn2 < 1e-24 {
+            break;
+        }
+        let mut ok = false;
+        for _ in 0..50 {
+            for ((t, wi), gi) in trial.iter_mut().zip(&w).zip(&g) {
+                *t = wi - step * gi;
+            }
+            let ft = mean_value(loss, &trial, data);
+            if ft <= f - 0.5 * step * gn2 {
+                f = ft;
+                ok = true;
+                break;
+            }
+            step *= 0.5;
+        }
+        if !ok {
+            break;
+        }
+        std::mem::swap(&mut w, &mut trial);
+        step *= 1.5;
+    }
+    mean_grad(loss, &w, data, &mut g);
+    let f_star = vec![0.0; data.n];
+    let delta_star = crate::theory::alpha::delta_star(loss, data, &w, &f_star)?;
+    let g1 = g_sorted[0];
+    let gn = g_sorted[g_sorted.len() - 1];
+    let alpha = estimate_alpha(
+        loss,
+        data,
+        &f_star,
+        g1,
+        &AlphaOptions {
+            starts: spec.alpha_starts,
+            iters: spec.alpha_iters,
+            init_scale: 1.0,
+            seed,
+        },
+    )?;
+    Ok(TheoryReport {
+        delta_star,
+        gd_iters: spec.gd_iters,
+        grad_norm: norm2(&g),
+        train_accuracy: model.accuracy(&w, data),
+        alpha_g1: alpha.value,
+        g1_over_gn: g1 / gn,
+    })
+}
