@@ -383,6 +383,7 @@ pub fn theorem_5_4(
         grad_norm: norm2(&g),
         train_accuracy: model.accuracy(&w, data),
         alpha_g1: alpha.value,
-        g1_over_gn: g1 / gn,
+        gn_over_g1: gn / g1,
+        term_b_g1: (gn / (g1 * alpha.value) - 1.0).max(0.0) * delta_star,
     })
 }

@@ -56,10 +56,13 @@ pub struct TheoryReport {
     pub grad_norm: f64,
     /// Train accuracy at that iterate (1 when the set is separable).
     pub train_accuracy: f64,
-    /// Upper estimate of alpha(G_1) (Definition 5.3).
+    /// Upper estimate of alpha(G_1) (Definition 5.3); alpha(G_1) lies in [1, G_n / G_1].
     pub alpha_g1: f64,
-    /// G_1 / G_n: alpha's floor (Definition 5.3 (ii)).
-    pub g1_over_gn: f64,
+    /// G_n / G_1, the largest value alpha(G_1) can take.
+    pub gn_over_g1: f64,
+    /// Term (B) of Eq. (5) at tau = G_1: (G_n / (G_1 alpha(G_1)) - 1) Delta(w*), the price of
+    /// clipping at G_1 that interpolation (Delta ~ 0) removes.
+    pub term_b_g1: f64,
 }
 
 /// Everything the tables, figure and recommendations need.
@@ -388,14 +391,16 @@ pub fn markdown(t: &StudyTable, recs: &[Recommendation], figure: Option<&str>) -
         let _ = writeln!(
             s,
             "Theorem 5.4 quantities: Delta(w*) ≈ {:.4} (mean train loss after {} full-batch GD \
-             steps, ||grad f|| = {:.2e}, train accuracy {:.2} %; an upper estimate), alpha(G_1) ≈ \
-             {:.4} (upper estimate; floor G_1/G_n = {:.4}).\n",
+             steps, ||grad f|| = {:.2e}, train accuracy {:.2} %; an upper estimate); alpha(G_1) ≈ \
+             {:.3} (upper estimate of the infimum; alpha(G_1) lies in [1, G_n/G_1 = {:.2}]); \
+             term (B) of Eq. (5) at tau = G_1: (G_n/(G_1 alpha) - 1) Delta(w*) ≈ {:.4}.\n",
             th.delta_star,
             th.gd_iters,
             th.grad_norm,
             100.0 * th.train_accuracy,
             th.alpha_g1,
-            th.g1_over_gn
+            th.gn_over_g1,
+            th.term_b_g1
         );
     }
     if let Some(f) = figure {
