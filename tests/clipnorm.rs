@@ -49,10 +49,8 @@ fn tiny(quick: bool) -> Study {
 }
 
 fn tmpdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "dpsgd-lab-clipnorm-{}-{name}",
-        std::process::id()
-    ));
+    let dir =
+        std::env::temp_dir().join(format!("dpsgd-lab-clipnorm-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -95,7 +93,13 @@ fn quick_study_writes_table_figure_and_recommendations() {
     assert!(png.len() > 5_000, "PNG is only {} bytes", png.len());
     // Axis labels, tick labels and the legend are in the figure (SVG keeps its text).
     let svg = std::fs::read_to_string(out.join("clipnorm_tiny_quick.svg")).unwrap();
-    for needle in ["test accuracy (%)", "clip norm", "100%", "ε = 2", "non-private"] {
+    for needle in [
+        "test accuracy (%)",
+        "clip norm",
+        "100%",
+        "ε = 2",
+        "non-private",
+    ] {
         assert!(svg.contains(needle), "figure lacks {needle:?}");
     }
     // Every accuracy is a probability; the non-private baseline learns the separable set.
@@ -230,13 +234,40 @@ fn recommendation_logic_on_a_hand_made_table() {
         Some(5.0),
         vec![
             // Holds: best <= G_1 is tau = 5 (G_1) at 0.90 vs best > G_1 0.85.
-            (2.0, vec![entry(0.88, 0.01), entry(0.90, 0.01), entry(0.85, 0.02), entry(0.60, 0.01)]),
+            (
+                2.0,
+                vec![
+                    entry(0.88, 0.01),
+                    entry(0.90, 0.01),
+                    entry(0.85, 0.02),
+                    entry(0.60, 0.01),
+                ],
+            ),
             // Fails: tau = 8 (50th pctl.) wins by 3 points, beyond the standard deviations.
-            (4.0, vec![entry(0.80, 0.01), entry(0.82, 0.01), entry(0.85, 0.01), entry(0.70, 0.01)]),
+            (
+                4.0,
+                vec![
+                    entry(0.80, 0.01),
+                    entry(0.82, 0.01),
+                    entry(0.85, 0.01),
+                    entry(0.70, 0.01),
+                ],
+            ),
             // Holds within noise: 0.5 point gap, sd 2 points.
-            (6.0, vec![entry(0.80, 0.02), entry(0.905, 0.02), entry(0.90, 0.02), entry(0.89, 0.02)]),
+            (
+                6.0,
+                vec![
+                    entry(0.80, 0.02),
+                    entry(0.905, 0.02),
+                    entry(0.90, 0.02),
+                    entry(0.89, 0.02),
+                ],
+            ),
             // A missing cell: no recommendation.
-            (8.0, vec![entry(0.8, 0.0), None, entry(0.8, 0.0), entry(0.8, 0.0)]),
+            (
+                8.0,
+                vec![entry(0.8, 0.0), None, entry(0.8, 0.0), entry(0.8, 0.0)],
+            ),
         ],
     );
     let r = recommend(&t);
@@ -255,13 +286,24 @@ fn recommendation_logic_on_a_hand_made_table() {
     // Without G_i (the tanh network): no claim, smallest vs largest tau.
     let t = hand_table(
         None,
-        vec![(2.0, vec![entry(0.7, 0.0), entry(0.75, 0.0), entry(0.6, 0.0), entry(0.5, 0.0)])],
+        vec![(
+            2.0,
+            vec![
+                entry(0.7, 0.0),
+                entry(0.75, 0.0),
+                entry(0.6, 0.0),
+                entry(0.5, 0.0),
+            ],
+        )],
     );
     let r = recommend(&t);
     assert_eq!(r[0].claim_holds, None);
     assert_eq!(r[0].best, 1);
     assert!((r[0].smallest_minus_largest_points - 20.0).abs() < 1e-9);
-    assert!(r[0].line.contains("smallest tau (1) vs largest tau (20): +20.00 points"));
+    assert!(
+        r[0].line
+            .contains("smallest tau (1) vs largest tau (20): +20.00 points")
+    );
 }
 
 #[test]
@@ -308,6 +350,12 @@ fn invalid_configs_name_the_bad_value() {
     };
     assert!(bad("[model]\nkind = \"tanh_net\"\nhidden = 8").contains("clip.values"));
     assert!(bad("[clip]\npercentiles = [0, 150]").contains("150"));
-    let cfg: StudyConfig = from_toml_str(&TINY.replace("epsilon = 0.3", "epsilon = 2.5"), "t").unwrap();
-    assert!(cfg.into_study(false).unwrap_err().to_string().contains("leaves nothing"));
+    let cfg: StudyConfig =
+        from_toml_str(&TINY.replace("epsilon = 0.3", "epsilon = 2.5"), "t").unwrap();
+    assert!(
+        cfg.into_study(false)
+            .unwrap_err()
+            .to_string()
+            .contains("leaves nothing")
+    );
 }

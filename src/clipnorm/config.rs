@@ -350,7 +350,9 @@ impl StudyConfig {
         crate::privacy::calibrator(&t.accountant)?;
         for &p in &self.clip.percentiles {
             if !(0.0..=100.0).contains(&p) {
-                return bad(format!("clip.percentiles entries must lie in [0, 100], but one is {p}"));
+                return bad(format!(
+                    "clip.percentiles entries must lie in [0, 100], but one is {p}"
+                ));
             }
         }
         for &v in &self.clip.below_g1 {
@@ -394,7 +396,10 @@ impl StudyConfig {
                 }
             }
             if r.grid_size < 2 {
-                return bad(format!("rnmm.grid_size must be >= 2, but is {}", r.grid_size));
+                return bad(format!(
+                    "rnmm.grid_size must be >= 2, but is {}",
+                    r.grid_size
+                ));
             }
         }
         Ok(())

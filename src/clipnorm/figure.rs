@@ -37,9 +37,13 @@ pub fn draw(t: &StudyTable, png: &Path, svg: &Path) -> Result<()> {
     Ok(())
 }
 
-type DrawResult<DB> = std::result::Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+type DrawResult<DB> =
+    std::result::Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
-fn draw_on<DB: DrawingBackend>(t: &StudyTable, root: &DrawingArea<DB, plotters::coord::Shift>) -> DrawResult<DB> {
+fn draw_on<DB: DrawingBackend>(
+    t: &StudyTable,
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+) -> DrawResult<DB> {
     root.fill(&WHITE)?;
     let k = t.taus.len();
     // y range from the data (and the baseline), padded.
@@ -70,10 +74,7 @@ fn draw_on<DB: DrawingBackend>(t: &StudyTable, root: &DrawingArea<DB, plotters::
         .margin(12)
         .x_label_area_size(48)
         .y_label_area_size(60)
-        .build_cartesian_2d(
-            -0.5f64..(k as f64 - 0.5),
-            ylo..yhi,
-        )?;
+        .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), ylo..yhi)?;
     let lbl = labels.clone();
     let xfmt = move |x: &f64| {
         let i = x.round();
@@ -113,15 +114,23 @@ fn draw_on<DB: DrawingBackend>(t: &StudyTable, root: &DrawingArea<DB, plotters::
             .entries
             .iter()
             .enumerate()
-            .filter_map(|(i, e)| e.as_ref().map(|e| (i as f64 + dx, 100.0 * e.mean, 100.0 * e.sd)))
+            .filter_map(|(i, e)| {
+                e.as_ref()
+                    .map(|e| (i as f64 + dx, 100.0 * e.mean, 100.0 * e.sd))
+            })
             .collect();
         chart.draw_series(pts.iter().map(|&(x, m, s)| {
             ErrorBar::new_vertical(x, m - s, m, m + s, color.filled().stroke_width(2), 8)
         }))?;
+        chart.draw_series(LineSeries::new(
+            pts.iter().map(|&(x, m, _)| (x, m)),
+            color.mix(0.5),
+        ))?;
         chart
-            .draw_series(LineSeries::new(pts.iter().map(|&(x, m, _)| (x, m)), color.mix(0.5)))?;
-        chart
-            .draw_series(pts.iter().map(|&(x, m, _)| Circle::new((x, m), 5, color.filled())))?
+            .draw_series(
+                pts.iter()
+                    .map(|&(x, m, _)| Circle::new((x, m), 5, color.filled())),
+            )?
             .label(format!("ε = {}", c.epsilon))
             .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
     }

@@ -25,10 +25,10 @@ impl TauPoint {
             None => v,
         }
     }
-    /// A short axis label: "0.1", "0%", "100%".
+    /// A short axis label: "0.1", "6.61 (0%)", "66.0 (100%)".
     pub fn short_label(&self) -> String {
         match self.pct {
-            Some(p) => format!("{}%", fmt_num(p)),
+            Some(p) => format!("{} ({}%)", fmt_tau(self.tau), fmt_num(p)),
             None => fmt_tau(self.tau),
         }
     }

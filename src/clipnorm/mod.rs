@@ -174,8 +174,12 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
             };
             let taus: Vec<f64> = (0..cfg.train.runs)
                 .map(|run| {
-                    private_min_lipschitz(g, &rc, &mut stream(cfg.seed, run as u64, Purpose::Mechanism))
-                        .map(|o| o.value)
+                    private_min_lipschitz(
+                        g,
+                        &rc,
+                        &mut stream(cfg.seed, run as u64, Purpose::Mechanism),
+                    )
+                    .map(|o| o.value)
                 })
                 .collect::<Result<_>>()?;
             (Some(zs), Some(taus))
@@ -200,13 +204,19 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
     let (file, mut done) = results::ResultsFile::open(&res_path, &cfg.name, &fp, opts.resume)?;
     done.retain(|k, _| all_cells.iter().any(|c| &c.key() == k));
     let reused = done.len();
-    let pending: Vec<&Cell> = all_cells.iter().filter(|c| !done.contains_key(&c.key())).collect();
+    let pending: Vec<&Cell> = all_cells
+        .iter()
+        .filter(|c| !done.contains_key(&c.key()))
+        .collect();
     let new: Vec<RunRecord> = pending
         .par_iter()
         .map(|c| {
             let eta = etas[c.eta_idx];
             let (tau, z) = match c.group {
-                Group::Private => (taus[c.tau_idx.expect("private cell")].tau, zs[c.eps_idx.expect("eps")]),
+                Group::Private => (
+                    taus[c.tau_idx.expect("private cell")].tau,
+                    zs[c.eps_idx.expect("eps")],
+                ),
                 Group::Baseline => (f64::MAX, 0.0),
                 Group::Rnmm => (
                     rnmm_taus.as_ref().expect("rnmm")[c.run],

@@ -114,13 +114,16 @@ impl ResultsFile {
             .map_err(|e| Error::Numerical(e.to_string()))?;
             text.push('\n');
             for r in done.values() {
-                text.push_str(&serde_json::to_string(r).map_err(|e| Error::Numerical(e.to_string()))?);
+                text.push_str(
+                    &serde_json::to_string(r).map_err(|e| Error::Numerical(e.to_string()))?,
+                );
                 text.push('\n');
             }
             f.write_all(text.as_bytes()).map_err(io)?;
         } else {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display().to_string(), e))?;
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| Error::io(dir.display().to_string(), e))?;
             }
             let mut f = File::create(path).map_err(io)?;
             let h = serde_json::to_string(&Header {

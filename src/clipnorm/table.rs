@@ -202,10 +202,7 @@ pub fn recommend(table: &StudyTable) -> Vec<Recommendation> {
             (Some(a), Some(b)) => (
                 Some(entries[a].mean >= entries[b].mean),
                 Some(pts(a, b)),
-                Some(
-                    (entries[a].mean - entries[b].mean).abs()
-                        < entries[a].sd.max(entries[b].sd),
-                ),
+                Some((entries[a].mean - entries[b].mean).abs() < entries[a].sd.max(entries[b].sd)),
             ),
             _ => (None, None, None),
         };
@@ -315,10 +312,7 @@ pub fn markdown(t: &StudyTable, recs: &[Recommendation], figure: Option<&str>) -
         t.learning_rates
     );
     if let Some(p) = &t.g_percentiles {
-        let parts: Vec<String> = p
-            .iter()
-            .map(|(q, v)| format!("{q}th: {v:.3}"))
-            .collect();
+        let parts: Vec<String> = p.iter().map(|(q, v)| format!("{q}th: {v:.3}")).collect();
         let _ = writeln!(s, "G_i percentiles (train): {}.\n", parts.join(", "));
     }
     let _ = write!(s, "| {} | ", t.name);
@@ -345,7 +339,11 @@ pub fn markdown(t: &StudyTable, recs: &[Recommendation], figure: Option<&str>) -
     }
     if let Some(b) = &t.baseline {
         let pad = " |".repeat(t.columns.len().saturating_sub(1));
-        let _ = writeln!(s, "| Non-private baseline | {} |{pad}", cell(&Some(b.clone())));
+        let _ = writeln!(
+            s,
+            "| Non-private baseline | {} |{pad}",
+            cell(&Some(b.clone()))
+        );
     }
     s.push('\n');
     if t.columns.iter().any(|c| c.rnmm.is_some()) {
@@ -355,10 +353,16 @@ pub fn markdown(t: &StudyTable, recs: &[Recommendation], figure: Option<&str>) -
         );
         let mut head = String::from("| Dataset |");
         let mut row = format!("| {} |", t.name);
-        for (c, rec) in t.columns.iter().zip(t.columns.iter().map(|c| {
-            recs.iter().find(|r| r.epsilon == c.epsilon)
-        })) {
-            let _ = write!(head, " ε={} w/ RNMM | ε={} w/o RNMM |", c.epsilon, c.epsilon);
+        for (c, rec) in t.columns.iter().zip(
+            t.columns
+                .iter()
+                .map(|c| recs.iter().find(|r| r.epsilon == c.epsilon)),
+        ) {
+            let _ = write!(
+                head,
+                " ε={} w/ RNMM | ε={} w/o RNMM |",
+                c.epsilon, c.epsilon
+            );
             let with = c
                 .rnmm
                 .as_ref()
@@ -369,7 +373,11 @@ pub fn markdown(t: &StudyTable, recs: &[Recommendation], figure: Option<&str>) -
                 .unwrap_or_else(|| "—".into());
             let _ = write!(row, " {with} | {without} |");
         }
-        let _ = writeln!(s, "{head}\n|---|{}\n{row}\n", "---|".repeat(2 * t.columns.len()));
+        let _ = writeln!(
+            s,
+            "{head}\n|---|{}\n{row}\n",
+            "---|".repeat(2 * t.columns.len())
+        );
         for c in &t.columns {
             if let Some(r) = &c.rnmm {
                 let taus: Vec<String> = r.tau_values.iter().map(|v| fmt_tau(*v)).collect();

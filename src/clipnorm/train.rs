@@ -61,7 +61,8 @@ impl Setup<'_> {
         let loss = self.model.loss();
         let alg = DpSgd::new(cfg, self.train.n, None)?;
         let r = run as u64;
-        let mut w = alg.initial_point(loss.param_dim(), &mut stream(self.seed, r, Purpose::Init))?;
+        let mut w =
+            alg.initial_point(loss.param_dim(), &mut stream(self.seed, r, Purpose::Init))?;
         let mut stepper = Stepper::new(
             &alg,
             loss,
