@@ -87,7 +87,11 @@ fn draw_on<DB: DrawingBackend>(
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_desc("clip norm τ (% = percentile of the G_i)")
+        .x_desc(if t.taus.iter().any(|p| p.pct.is_some()) {
+            "clip norm τ (% = percentile of the G_i)"
+        } else {
+            "clip norm τ"
+        })
         .y_desc("test accuracy (%)")
         .x_labels(k)
         .x_label_formatter(&xfmt)
