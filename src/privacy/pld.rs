@@ -70,8 +70,9 @@ impl Pmf {
     }
 
     fn compose(&self, other: &Pmf) -> Pmf {
-        let mut p = convolve(&self.p, &other.p);
-        p.iter_mut().for_each(|x| *x = x.max(0.0));
+        let p = convolve(&self.p, &other.p);
+        // FFT rounding leaves entries of either sign at the ~1e-17 level; clamping them to 0 would
+        // bias delta upwards by (number of atoms) x 1e-17, so they are kept (zero-mean noise).
         let mut out = Pmf {
             k0: self.k0 + other.k0,
             p,
@@ -159,8 +160,8 @@ fn excess_one(q: f64, z: f64, eps: f64) -> f64 {
 
 /// The connect-the-dots pair for one step, as (remove PLD, add PLD).
 fn one_step(q: f64, z: f64, h: f64, steps: usize) -> Result<(Pmf, Pmf)> {
-    // Upper end: the profile level past which mass goes to +inf; T times it stays <= 1e-14.
-    let level = (1e-14 / steps as f64).max(1e-300);
+    // Upper end: the profile level past which mass goes to +inf; T times it stays <= 1e-18.
+    let level = (1e-18 / steps as f64).max(1e-300);
     let mut e_hi = 0.01f64;
     while delta_one(q, z, e_hi) > level {
         e_hi *= 2.0;
@@ -211,7 +212,11 @@ fn one_step(q: f64, z: f64, h: f64, steps: usize) -> Result<(Pmf, Pmf)> {
     let diff = |a: (f64, bool), b: (f64, bool)| -> f64 {
         // a - b as slopes of H; u-slopes are H-slopes + 1.
         let conv = |s: (f64, bool)| if s.1 { s.0 - 1.0 } else { s.0 };
-        if a.1 == b.1 { a.0 - b.0 } else { conv(a) - conv(b) }
+        if a.1 == b.1 {
+            a.0 - b.0
+        } else {
+            conv(a) - conv(b)
+        }
     };
     let mut rem = Vec::with_capacity(n);
     let mut add = Vec::with_capacity(n);
