@@ -156,9 +156,9 @@ fn rdp_fractional_orders_equal_quadrature() {
     // 50-digit quadrature of A_alpha (scripts/privacy_reference.py, extra()); dp_accounting's
     // absolute-value series at the same order in the comment, to show the gap we close.
     let cases = [
-        (0.02, 0.7, 2.6, 0.0041675962412110638), // dp_accounting: 0.004199566745582383
-        (0.1, 0.8, 3.3, 0.13321645258647998),    // dp_accounting: 0.13330689869930207
-        (0.001, 0.8, 8.3, 2.3610249630834047e-5), // dp_accounting: 2.361025054944285e-05
+        (0.02, 0.7, 2.6, 0.004_167_596_241_211_064), // dp_accounting: 0.004199566745582383
+        (0.1, 0.8, 3.3, 0.133_216_452_586_48),       // dp_accounting: 0.13330689869930207
+        (0.001, 0.8, 8.3, 2.3610249630834047e-5),    // dp_accounting: 2.361025054944285e-05
     ];
     for (q, z, a, exact) in cases {
         let got = rdp_subsampled_gaussian(q, z, a).unwrap();
