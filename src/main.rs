@@ -16,14 +16,27 @@ struct Cli {
 enum Command {
     /// Run DP-SGD (Algorithm 1) once on a generated or CSV data set.
     Train(cli::train::TrainArgs),
+    /// Describe a data set's per-sample Lipschitz constants, or generate synthetic data.
+    Data(cli::data::DataArgs),
+    /// Theorems as code: phi (Eq. 1), schedules, explicit bounds and exponents.
+    Theory(cli::theory::TheoryArgs),
     /// Privacy accounting: epsilon of a run, noise calibration, zCDP conversion.
     Privacy(cli::privacy::PrivacyArgs),
 }
 
 fn main() {
+    // Die quietly on a closed pipe (`dpsgd-lab ... | head`), like other Unix tools, instead of
+    // panicking inside println!.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread is spawned.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),
+        Command::Data(a) => cli::data::run(a),
+        Command::Theory(a) => cli::theory::run(a),
         Command::Privacy(a) => cli::privacy::run(a),
     };
     if let Err(e) = result {

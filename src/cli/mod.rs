@@ -1,5 +1,7 @@
 //! Subcommands. Convention: human-readable output by default; with `--json` the last line of
 //! stdout is one JSON object.
 
+pub mod data;
 pub mod privacy;
+pub mod theory;
 pub mod train;

@@ -1,9 +1,12 @@
-//! CSV loading: a header row, one label column chosen by name, every other column a feature.
+//! CSV loading: a header row, one label column chosen by name, every other column a feature;
+//! an optional seeded train/test split and standardization.
 
 use serde::{Deserialize, Serialize};
 
 use super::Dataset;
+use super::split::{SplitSpec, Standardizer};
 use crate::error::{Error, Result};
+use crate::rng::{Purpose, stream};
 
 /// A CSV data source.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13,11 +16,56 @@ pub struct CsvSpec {
     pub path: String,
     /// Name of the label column.
     pub label: String,
+    /// Hold out a seeded test part; [`CsvSpec::load`] then returns the training part only.
+    #[serde(default)]
+    pub split: Option<SplitSpec>,
+    /// Standardize every feature to mean 0 and variance 1, with the statistics of the training
+    /// part (so no test information leaks into training).
+    #[serde(default)]
+    pub standardize: bool,
 }
 
 impl CsvSpec {
-    /// Reads the file; errors name the line and column of the first bad value.
+    /// A spec that reads `path` with label column `label`, no split, no standardization.
+    pub fn new(path: impl Into<String>, label: impl Into<String>) -> Self {
+        CsvSpec {
+            path: path.into(),
+            label: label.into(),
+            split: None,
+            standardize: false,
+        }
+    }
+
+    /// The training data: the whole file, or its training part when `split` is set.
     pub fn load(&self) -> Result<Dataset> {
+        Ok(self.load_split()?.0)
+    }
+
+    /// (train, test): test is `None` without a split. Standardization is fitted on train.
+    pub fn load_split(&self) -> Result<(Dataset, Option<Dataset>)> {
+        let all = self.read()?;
+        let (mut train, mut test) = match &self.split {
+            Some(s) => {
+                // The split stream is derived like every other stream, from (seed, 0, Split).
+                let (a, b) =
+                    all.train_test_split(s.test_fraction, &mut stream(s.seed, 0, Purpose::Split))?;
+                (a, Some(b))
+            }
+            None => (all, None),
+        };
+        if self.standardize {
+            let st = Standardizer::fit(&train);
+            st.apply(&mut train)?;
+            if let Some(t) = test.as_mut() {
+                st.apply(t)?;
+            }
+        }
+        Ok((train, test))
+    }
+
+    /// Reads the whole file; errors name the file, the line and the column of the first bad
+    /// value.
+    pub fn read(&self) -> Result<Dataset> {
         let file = std::fs::File::open(&self.path).map_err(|e| Error::io(&self.path, e))?;
         let mut rdr = ::csv::ReaderBuilder::new()
             .has_headers(true)
@@ -29,42 +77,60 @@ impl CsvSpec {
             .clone();
         let label_col = headers
             .iter()
-            .position(|h| h == self.label)
+            .position(|h| h.trim() == self.label)
             .ok_or_else(|| {
                 Error::data(format!(
-                    "{}: no column named '{}' (columns: {})",
+                    "{}: no label column named '{}' in the header (columns: {})",
                     self.path,
                     self.label,
                     headers.iter().collect::<Vec<_>>().join(", ")
                 ))
             })?;
         let width = headers.len();
+        if width < 2 {
+            return Err(Error::data(format!(
+                "{}: the header has only the label column '{}'; at least one feature is needed",
+                self.path, self.label
+            )));
+        }
         let d = width - 1;
         let mut x = Vec::new();
         let mut y = Vec::new();
-        for (r, rec) in rdr.records().enumerate() {
-            let line = r + 2;
-            let rec = rec.map_err(|e| Error::data(format!("{}:{line}: {e}", self.path)))?;
+        for rec in rdr.records() {
+            let rec = rec.map_err(|e| Error::data(format!("{}: {e}", self.path)))?;
+            let line = rec.position().map_or(0, |p| p.line());
             if rec.len() != width {
                 return Err(Error::data(format!(
-                    "{}:{line}: ragged row with {} fields, the header has {width}",
+                    "{}:{line}: ragged row with {} fields, but the header has {width}",
                     self.path,
                     rec.len()
                 )));
             }
             for (c, field) in rec.iter().enumerate() {
-                let v: f64 = field.trim().parse().map_err(|_| {
-                    Error::data(format!(
-                        "{}:{line}: column '{}' holds '{field}', which is not a number",
-                        self.path, &headers[c]
-                    ))
-                })?;
-                if !v.is_finite() {
-                    return Err(Error::data(format!(
-                        "{}:{line}: column '{}' is {v} (NaN and infinite values are not allowed)",
-                        self.path, &headers[c]
-                    )));
-                }
+                let parsed: Option<f64> = field.trim().parse().ok();
+                let v = match parsed {
+                    Some(v) if v.is_finite() => v,
+                    Some(v) => {
+                        return Err(Error::data(format!(
+                            "{}:{line}: column '{}' is {v} (NaN and infinite values are not \
+                             allowed)",
+                            self.path, &headers[c]
+                        )));
+                    }
+                    None if c == label_col => {
+                        return Err(Error::data(format!(
+                            "{}:{line}: label column '{}' holds '{field}', which is not numeric \
+                             (labels must be class indices 0..m-1 or real responses)",
+                            self.path, &headers[c]
+                        )));
+                    }
+                    None => {
+                        return Err(Error::data(format!(
+                            "{}:{line}: column '{}' holds '{field}', which is not a number",
+                            self.path, &headers[c]
+                        )));
+                    }
+                };
                 if c == label_col {
                     y.push(v);
                 } else {

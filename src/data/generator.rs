@@ -1,30 +1,73 @@
-//! Synthetic data generators.
+//! Synthetic data whose per-sample Lipschitz constants have an exactly known k-th moment.
 //!
-//! Minimal first version: isotropic Gaussian features with a teacher for the labels. The data
-//! issue replaces the feature law by radial laws with exactly known moments (Assumption 6.1).
+//! Features are x = r u: the radius r = ||x|| is drawn from a [`RadialSpec`] (so that
+//! (E ||x||^k)^(1/k) = G exactly, Assumption 6.1) and the direction u is uniform on the unit
+//! sphere, or the normalized direction of an anisotropic Gaussian. What the generator controls
+//! is therefore ||x||, and each loss's G(x, y) is a known function of it:
+//!
+//! | loss        | G(x, y)                   | (E G^k)^(1/k) given (E r^k)^(1/k) = G_r          |
+//! |-------------|---------------------------|--------------------------------------------------|
+//! | huber(c)    | c ||x||                   | c G_r                                            |
+//! | appendix_l  | 3 ||x||                   | 3 G_r                                            |
+//! | robust      | ||x|| / sqrt 2            | G_r / sqrt 2                                     |
+//! | logistic    | sqrt(2 (||x||^2 + 1))     | sqrt(2 (G_r^2 + 1)) for k = 2 and k = inf only   |
+//! | sharp       | a_i                       | G_r, with `labels = sharp_centers` (r is a_i)    |
+//!
+//! (Logistic has the bias appended, Appendix D; for other k its moment has no closed form.)
+//! With `labels = sharp_centers` the radial law is the law of the weights a_i instead, and the
+//! rows are the centers w_i* = center + spread z, z ~ N(0, I_d).
 
 use rand::RngExt;
-use rand_distr::{Distribution, StandardNormal};
+use rand_distr::{Distribution, StandardNormal, StudentT};
 use serde::{Deserialize, Serialize};
 
 use super::Dataset;
-use crate::error::{Error, Result};
+use super::radial::{LawSpec, Radial, RadialLaw, RadialSpec};
+use crate::error::{Error, Result, check_positive};
+use crate::loss::LossSpec;
 use crate::rng::SimRng;
 
 /// How labels are made from features.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LabelModel {
-    /// y = argmax_j <w_j, x> for a Gaussian teacher (separable, interpolation holds), or y drawn
-    /// from softmax(<w_j, x>) when `separable` is false.
-    Multinomial { classes: usize, separable: bool },
-    /// y = <w_star, x> + N(0, noise_std^2), w_star ~ N(0, I/d).
-    Regression { noise_std: f64 },
-    /// Sharp-loss data: the row is the center w_i* ~ N(0, spread^2 I) and the label is a_i = 1.
-    SharpCenters { spread: f64 },
+    /// A teacher W with rows w_j ~ N(0, I_d / d). `separable = true`: y = argmax_j <w_j, x>,
+    /// linearly separable, so interpolation (Assumption 5.5) holds for logistic regression.
+    /// `separable = false`: y ~ softmax(<w_j, x> / temperature), no interpolation.
+    Multinomial {
+        classes: usize,
+        separable: bool,
+        #[serde(default = "one")]
+        temperature: f64,
+    },
+    /// y = <w_star, x> + noise_std * e with w_star ~ N(0, I_d / d) and e ~ N(0, 1), or e a
+    /// Student-t with `noise_dof` degrees of freedom (heavy-tailed noise) when given.
+    Regression {
+        noise_std: f64,
+        #[serde(default)]
+        noise_dof: Option<f64>,
+    },
+    /// Sharp-loss data: row i is the center w_i* = center + spread z (z ~ N(0, I_d), center
+    /// defaults to 0) and the label is the weight a_i, drawn from the radial law.
+    SharpCenters {
+        spread: f64,
+        #[serde(default)]
+        center: Option<Vec<f64>>,
+    },
 }
 
-/// A synthetic data set: x ~ N(0, scale^2 I_d), labels by `labels`.
+/// The law of the direction u = x / ||x||.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Direction {
+    /// Uniform on the unit sphere S^(d-1): u = z / ||z||, z ~ N(0, I_d).
+    #[default]
+    Sphere,
+    /// u = D z / ||D z|| with D = diag(scales) (length d): concentrated on the large scales.
+    Anisotropic { scales: Vec<f64> },
+}
+
+/// A synthetic data set: x = r u with r from `radial`, u from `direction`, labels by `labels`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSpec {
@@ -32,9 +75,13 @@ pub struct GeneratorSpec {
     pub n: usize,
     /// Number of features.
     pub d: usize,
-    /// Feature scale.
-    #[serde(default = "one")]
-    pub scale: f64,
+    /// Law of r = ||x|| (of a_i for `sharp_centers`). Default: Gaussian features x ~ N(0, I_d),
+    /// i.e. r ~ chi_d, written as chi with (E r^2)^(1/2) = sqrt(d); for `sharp_centers`, a_i = 1.
+    #[serde(default)]
+    pub radial: Option<RadialSpec>,
+    /// Law of the direction.
+    #[serde(default)]
+    pub direction: Direction,
     /// Label model.
     pub labels: LabelModel,
 }
@@ -44,78 +91,223 @@ fn one() -> f64 {
 }
 
 impl GeneratorSpec {
-    /// Draws the data set from the data stream `rng`.
-    pub fn generate(&self, rng: &mut SimRng) -> Result<Dataset> {
+    /// The radial law in effect (the default filled in), validated and scaled.
+    pub fn radial_law(&self) -> Result<Radial> {
+        self.effective_radial().build(self.d)
+    }
+
+    fn effective_radial(&self) -> RadialSpec {
+        match (&self.radial, &self.labels) {
+            (Some(r), _) => r.clone(),
+            (None, LabelModel::SharpCenters { .. }) => RadialSpec {
+                k: f64::INFINITY,
+                g: 1.0,
+                law: LawSpec::PointMass,
+            },
+            (None, _) => RadialSpec {
+                k: 2.0,
+                g: (self.d as f64).sqrt(),
+                law: LawSpec::Chi { dim: None },
+            },
+        }
+    }
+
+    /// Validates everything that does not need randomness; returns the scaled radial law.
+    pub fn check(&self) -> Result<Radial> {
         if self.n == 0 || self.d == 0 {
             return Err(Error::param(format!(
                 "generator needs n >= 1 and d >= 1, but n = {} and d = {}",
                 self.n, self.d
             )));
         }
-        crate::error::check_positive("generator scale", self.scale)?;
-        let (n, d) = (self.n, self.d);
-        let mut x = vec![0.0; n * d];
-        for v in x.iter_mut() {
-            let z: f64 = StandardNormal.sample(rng);
-            *v = self.scale * z;
+        if let Direction::Anisotropic { scales } = &self.direction {
+            if scales.len() != self.d {
+                return Err(Error::param(format!(
+                    "anisotropic direction needs d = {} scales, but has {}",
+                    self.d,
+                    scales.len()
+                )));
+            }
+            for (j, s) in scales.iter().enumerate() {
+                check_positive(&format!("anisotropic scales[{j}]"), *s)?;
+            }
         }
-        let y = match &self.labels {
-            LabelModel::Multinomial { classes, separable } => {
+        match &self.labels {
+            LabelModel::Multinomial {
+                classes,
+                temperature,
+                ..
+            } => {
                 if *classes < 2 {
                     return Err(Error::param(format!(
                         "multinomial labels need at least 2 classes, but classes = {classes}"
                     )));
                 }
-                let m = *classes;
-                let teacher: Vec<f64> = (0..m * d).map(|_| StandardNormal.sample(rng)).collect();
-                let mut logits = vec![0.0; m];
-                (0..n)
-                    .map(|i| {
-                        let xi = &x[i * d..(i + 1) * d];
-                        for j in 0..m {
-                            logits[j] = dot(&teacher[j * d..(j + 1) * d], xi);
-                        }
-                        let label = if *separable {
-                            argmax(&logits)
-                        } else {
-                            sample_softmax(&logits, rng)
-                        };
-                        label as f64
-                    })
-                    .collect()
+                check_positive("multinomial temperature", *temperature)?;
             }
-            LabelModel::Regression { noise_std } => {
+            LabelModel::Regression {
+                noise_std,
+                noise_dof,
+            } => {
                 if !(noise_std.is_finite() && *noise_std >= 0.0) {
                     return Err(Error::param(format!(
                         "regression noise_std must be >= 0 and finite, but is {noise_std}"
                     )));
                 }
-                let s = 1.0 / (d as f64).sqrt();
-                let w: Vec<f64> = (0..d)
-                    .map(|_| {
-                        s * {
-                            let z: f64 = StandardNormal.sample(rng);
-                            z
-                        }
-                    })
-                    .collect();
-                (0..n)
-                    .map(|i| {
-                        let e: f64 = StandardNormal.sample(rng);
-                        dot(&w, &x[i * d..(i + 1) * d]) + noise_std * e
-                    })
-                    .collect()
-            }
-            LabelModel::SharpCenters { spread } => {
-                crate::error::check_positive("sharp_centers spread", *spread)?;
-                for v in x.iter_mut() {
-                    *v *= spread / self.scale;
+                if let Some(nu) = noise_dof {
+                    check_positive("regression noise_dof", *nu)?;
                 }
-                vec![1.0; n]
+            }
+            LabelModel::SharpCenters { spread, center } => {
+                if !(spread.is_finite() && *spread >= 0.0) {
+                    return Err(Error::param(format!(
+                        "sharp_centers spread must be >= 0 and finite, but is {spread}"
+                    )));
+                }
+                if let Some(c) = center {
+                    if c.len() != self.d {
+                        return Err(Error::param(format!(
+                            "sharp_centers center needs d = {} coordinates, but has {}",
+                            self.d,
+                            c.len()
+                        )));
+                    }
+                    if let Some(j) = c.iter().position(|v| !v.is_finite()) {
+                        return Err(Error::param(format!(
+                            "sharp_centers center[{j}] is {}, but must be finite",
+                            c[j]
+                        )));
+                    }
+                }
+            }
+        }
+        self.radial_law()
+    }
+
+    /// The exact (E[G(x, y)^k])^(1/k) of `loss` under this generator's law, at the radial law's
+    /// k, where it has a closed form (see the module table); `None` where it does not.
+    pub fn lipschitz_k_norm(&self, loss: &LossSpec) -> Result<Option<f64>> {
+        let law = self.check()?;
+        let (k, g) = (law.k(), law.g());
+        let sharp = matches!(self.labels, LabelModel::SharpCenters { .. });
+        // For the k in {2, inf} formulas: E[r^2] = g^2 when k = 2, and sup r = g when k = inf.
+        let k2_or_inf = k == 2.0 || k.is_infinite();
+        Ok(match (loss, sharp) {
+            (LossSpec::Sharp, true) => Some(g),
+            (_, true) | (LossSpec::Sharp, false) => None,
+            (LossSpec::Huber { c }, false) => Some(c * g),
+            (LossSpec::AppendixL, false) => Some(3.0 * g),
+            (LossSpec::Robust, false) => Some(g / std::f64::consts::SQRT_2),
+            (LossSpec::Logistic { .. }, false) if k2_or_inf => Some((2.0 * (g * g + 1.0)).sqrt()),
+            (
+                LossSpec::TanhNet {
+                    hidden,
+                    radius: Some(rad),
+                    ..
+                },
+                false,
+            ) if k2_or_inf => {
+                Some((2.0 * (*hidden as f64 + 1.0 + rad * rad * (g * g + 1.0))).sqrt())
+            }
+            _ => None,
+        })
+    }
+
+    /// Draws the data set from the data stream `rng`.
+    pub fn generate(&self, rng: &mut SimRng) -> Result<Dataset> {
+        let law = self.check()?;
+        let (n, d) = (self.n, self.d);
+        let mut x = vec![0.0; n * d];
+        let y = match &self.labels {
+            LabelModel::Multinomial {
+                classes,
+                separable,
+                temperature,
+            } => {
+                let m = *classes;
+                let teacher = gaussian_vec(m * d, 1.0 / (d as f64).sqrt(), rng);
+                let mut logits = vec![0.0; m];
+                let mut y = Vec::with_capacity(n);
+                for xi in x.chunks_exact_mut(d) {
+                    self.draw_features(&law, xi, rng);
+                    for (j, l) in logits.iter_mut().enumerate() {
+                        *l = dot(&teacher[j * d..(j + 1) * d], xi) / temperature;
+                    }
+                    let label = if *separable {
+                        argmax(&logits)
+                    } else {
+                        sample_softmax(&logits, rng)
+                    };
+                    y.push(label as f64);
+                }
+                y
+            }
+            LabelModel::Regression {
+                noise_std,
+                noise_dof,
+            } => {
+                let w = gaussian_vec(d, 1.0 / (d as f64).sqrt(), rng);
+                let t = noise_dof.map(|nu| StudentT::new(nu).expect("dof validated positive"));
+                let mut y = Vec::with_capacity(n);
+                for xi in x.chunks_exact_mut(d) {
+                    self.draw_features(&law, xi, rng);
+                    let e: f64 = match &t {
+                        Some(t) => t.sample(rng),
+                        None => StandardNormal.sample(rng),
+                    };
+                    y.push(dot(&w, xi) + noise_std * e);
+                }
+                y
+            }
+            LabelModel::SharpCenters { spread, center } => {
+                let mut y = Vec::with_capacity(n);
+                for xi in x.chunks_exact_mut(d) {
+                    for (j, v) in xi.iter_mut().enumerate() {
+                        let z: f64 = StandardNormal.sample(rng);
+                        *v = center.as_ref().map_or(0.0, |c| c[j]) + spread * z;
+                    }
+                    y.push(law.sample(rng));
+                }
+                y
             }
         };
-        Dataset::new(x, y, d)
+        Dataset::new(x, y, d).map_err(|e| Error::Numerical(format!("generator produced {e}")))
     }
+
+    /// Writes x = r u into `out`.
+    fn draw_features(&self, law: &Radial, out: &mut [f64], rng: &mut SimRng) {
+        let r = law.sample(rng);
+        sample_direction(&self.direction, out, rng);
+        out.iter_mut().for_each(|v| *v *= r);
+    }
+}
+
+/// Writes a unit vector u into `out`: uniform on the sphere (z / ||z|| is rotation invariant)
+/// or the anisotropic direction D z / ||D z||. Redraws z in the probability-zero event z = 0.
+pub fn sample_direction(dir: &Direction, out: &mut [f64], rng: &mut SimRng) {
+    loop {
+        for (j, v) in out.iter_mut().enumerate() {
+            let z: f64 = StandardNormal.sample(rng);
+            *v = match dir {
+                Direction::Sphere => z,
+                Direction::Anisotropic { scales } => scales[j] * z,
+            };
+        }
+        let norm = dot(out, out).sqrt();
+        if norm > 0.0 && norm.is_finite() {
+            out.iter_mut().for_each(|v| *v /= norm);
+            return;
+        }
+    }
+}
+
+fn gaussian_vec(len: usize, sd: f64, rng: &mut SimRng) -> Vec<f64> {
+    (0..len)
+        .map(|_| {
+            let z: f64 = StandardNormal.sample(rng);
+            sd * z
+        })
+        .collect()
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {

@@ -1,7 +1,15 @@
 //! Data sets: a plain row-major feature matrix with labels, built from a generator or a CSV file.
+//!
+//! - [`radial`]: laws for r = G(x, y) with exactly known k-th moment (Assumption 6.1);
+//! - [`generator`]: x = r u with teacher labels;
+//! - [`csv`] and [`split`]: real data, seeded train/test splits, standardization;
+//! - [`summary`]: the spread of the G_i (Tables 4 to 7) and Hill's tail-index estimate.
 
 pub mod csv;
 pub mod generator;
+pub mod radial;
+pub mod split;
+pub mod summary;
 
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +38,7 @@ impl Dataset {
         if d == 0 {
             return Err(Error::data("the number of features d must be at least 1"));
         }
-        if x.len() % d != 0 {
+        if !x.len().is_multiple_of(d) {
             return Err(Error::data(format!(
                 "feature buffer of length {} is not a multiple of d = {d}",
                 x.len()
@@ -99,5 +107,27 @@ impl DataSpec {
             DataSpec::Generated(g) => g.generate(rng),
             DataSpec::Csv(c) => c.load(),
         }
+    }
+}
+
+impl Dataset {
+    /// Writes the data set as CSV: a header `x0, ..., x{d-1}, target`, then one row per sample.
+    /// Numbers are written in Rust's shortest round-trip form, so reading back is exact.
+    pub fn write_csv(&self, path: &str) -> Result<()> {
+        let io = |e: std::io::Error| Error::io(path, e);
+        let file = std::fs::File::create(path).map_err(io)?;
+        let mut w = ::csv::Writer::from_writer(std::io::BufWriter::new(file));
+        let csv_err = |e: ::csv::Error| Error::data(format!("{path}: cannot write: {e}"));
+        let mut header: Vec<String> = (0..self.d).map(|j| format!("x{j}")).collect();
+        header.push("target".to_string());
+        w.write_record(&header).map_err(csv_err)?;
+        let mut rec: Vec<String> = Vec::with_capacity(self.d + 1);
+        for i in 0..self.n {
+            rec.clear();
+            rec.extend(self.row(i).iter().map(|v| v.to_string()));
+            rec.push(self.y[i].to_string());
+            w.write_record(&rec).map_err(csv_err)?;
+        }
+        w.flush().map_err(io)
     }
 }

@@ -248,7 +248,8 @@ impl DpSgd {
         let t_hat = stream(seed, replicate, Purpose::IterateChoice).random_range(0..steps);
         let mut stepper = Stepper::new(
             self,
-            p,
+            loss,
+            data,
             stream(seed, replicate, Purpose::Sampling),
             stream(seed, replicate, Purpose::Noise),
         );
@@ -301,18 +302,35 @@ pub struct Stepper<'a> {
 }
 
 impl<'a> Stepper<'a> {
-    /// A stepper for `p` parameters with its sampling and noise streams.
-    pub fn new(alg: &'a DpSgd, p: usize, sampling: SimRng, noise: SimRng) -> Self {
+    /// A stepper for `loss` on `data` with its sampling and noise streams.
+    ///
+    /// Every buffer is sized here for batches up to b + 8 sqrt(b) + 16 (the batch size is
+    /// Binomial(n, q), so a larger batch has probability below 1e-15 per step), by one clipped-sum
+    /// call on such a batch; after that the step loop does not allocate.
+    pub fn new(
+        alg: &'a DpSgd,
+        loss: &dyn Loss,
+        data: &Dataset,
+        sampling: SimRng,
+        noise: SimRng,
+    ) -> Self {
         let b = alg.cfg.batch_size;
-        // Room for the batch size up to b + 8 sd, so growth is rare.
-        let cap = (b + 8.0 * b.sqrt() + 16.0).min(alg.n as f64) as usize;
+        let p = loss.param_dim();
+        let cap = (b + 8.0 * b.sqrt() + 16.0).min(data.n as f64) as usize;
+        let mut batch = Vec::with_capacity(cap);
+        batch.extend(0..cap);
+        let mut grad = vec![0.0; p];
+        let mut scratch = Scratch::default();
+        let w = vec![0.0; p];
+        loss.clipped_grad_sum(&w, data, &batch, 1.0, &mut grad, &mut scratch);
+        batch.clear();
         Stepper {
             alg,
             sampling,
             noise,
-            batch: Vec::with_capacity(cap),
-            grad: vec![0.0; p],
-            scratch: Scratch::default(),
+            batch,
+            grad,
+            scratch,
             sampled: 0,
             clipped: 0,
         }

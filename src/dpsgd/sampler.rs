@@ -2,9 +2,12 @@
 //!
 //! Each of the n samples is in the batch independently with probability q. The gaps between
 //! consecutive chosen indices are i.i.d. Geometric(q) (failures before the first success), so
-//! drawing the gaps costs O(q n) = O(b) per step instead of O(n) uniforms.
+//! drawing the gaps costs O(q n) = O(b) per step instead of O(n) uniforms. A gap is drawn as
+//! floor(E / lambda) with E ~ Exp(1) (ziggurat, no logarithm on the fast path) and
+//! lambda = -log(1 - q): P(floor(E/lambda) >= k) = P(E >= k lambda) = (1 - q)^k, which is
+//! exactly the Geometric(q) tail.
 
-use rand::RngExt;
+use rand_distr::{Distribution, Exp1};
 
 use crate::error::{Result, check_open};
 use crate::rng::SimRng;
@@ -14,8 +17,8 @@ use crate::rng::SimRng;
 pub struct PoissonSampler {
     n: usize,
     q: f64,
-    /// 1 / log(1 - q), precomputed (negative).
-    inv_log1mq: f64,
+    /// 1 / lambda = -1 / log(1 - q).
+    inv_lambda: f64,
 }
 
 impl PoissonSampler {
@@ -27,7 +30,7 @@ impl PoissonSampler {
         Ok(PoissonSampler {
             n,
             q,
-            inv_log1mq: 1.0 / (-q).ln_1p(),
+            inv_lambda: -1.0 / (-q).ln_1p(),
         })
     }
 
@@ -46,9 +49,9 @@ impl PoissonSampler {
         // next candidate index; the gap G ~ Geometric(q) skips G indices before the next pick.
         let mut next = 0usize;
         loop {
-            // u in (0, 1]: 1 - U for U uniform on [0, 1).
-            let u: f64 = 1.0 - rng.random::<f64>();
-            let gap = (u.ln() * self.inv_log1mq).floor();
+            let e: f64 = Exp1.sample(rng);
+            // gap >= 0, so truncation is floor
+            let gap = e * self.inv_lambda;
             if gap >= (self.n - next) as f64 {
                 return;
             }

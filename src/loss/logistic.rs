@@ -34,7 +34,8 @@ pub(crate) fn softmax_in_place(z: &mut [f64]) -> f64 {
     let mx = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let mut s = 0.0;
     for v in z.iter_mut() {
-        *v = (*v - mx).exp();
+        // exp(0) = 1 exactly: the largest logit needs no call to exp
+        *v = if *v == mx { 1.0 } else { (*v - mx).exp() };
         s += *v;
     }
     let inv = 1.0 / s;
@@ -52,6 +53,130 @@ pub(crate) fn check_class_labels(data: &Dataset, m: usize) -> Result<()> {
     }
     Ok(())
 }
+
+impl SoftmaxLoss {
+    /// Ghost clipping without matrix products, for small m: with W transposed once per step,
+    /// one pass over each sample's features gives all m logits and ||x||^2, and a second pass
+    /// adds c_i e_ij x_i into the (transposed) output. M is m as a constant, so the class loops
+    /// unroll and the logits stay in registers.
+    fn clipped_sum_direct<const M: usize>(
+        &self,
+        w: &[f64],
+        data: &Dataset,
+        batch: &[usize],
+        tau: f64,
+        out: &mut [f64],
+        scratch: &mut Scratch,
+    ) -> ClipStats {
+        let d = self.d;
+        let dd = d + 1;
+        debug_assert_eq!(self.m, M);
+        // wt[k*M + j] = W[j, k]
+        let wt = buf(&mut scratch.a, dd * M);
+        for j in 0..M {
+            for k in 0..dd {
+                wt[k * M + j] = w[j * dd + k];
+            }
+        }
+        let gt = buf(&mut scratch.b, dd * M);
+        gt.fill(0.0);
+        let (wt_x, wt_b) = wt.split_at(d * M);
+        let (gt_x, gt_b) = gt.split_at_mut(d * M);
+        let mut stats = ClipStats {
+            clipped: 0,
+            count: batch.len(),
+        };
+        for &i in batch {
+            let x = data.row(i);
+            let mut z = [0.0f64; M];
+            z.copy_from_slice(&wt_b[..M]);
+            let mut xx = 0.0;
+            for (xk, wk) in x.iter().zip(wt_x.chunks_exact(M)) {
+                xx += xk * xk;
+                for j in 0..M {
+                    z[j] += wk[j] * xk;
+                }
+            }
+            softmax_in_place(&mut z);
+            z[data.y[i] as usize] -= 1.0;
+            let ee: f64 = z.iter().map(|v| v * v).sum();
+            let c = clip_factor((ee * (xx + 1.0)).sqrt(), tau);
+            stats.clipped += usize::from(c < 1.0);
+            for v in z.iter_mut() {
+                *v *= c;
+            }
+            for (xk, gk) in x.iter().zip(gt_x.chunks_exact_mut(M)) {
+                for j in 0..M {
+                    gk[j] += z[j] * xk;
+                }
+            }
+            for j in 0..M {
+                gt_b[j] += z[j];
+            }
+        }
+        for j in 0..M {
+            for k in 0..dd {
+                out[j * dd + k] = gt[k * M + j];
+            }
+        }
+        stats
+    }
+
+    /// The matrix-product path: gather X~ for the batch, Z = X~ W^T, E = softmax(Z) - onehot,
+    /// per-sample clip factors from ||e_i|| ||x~_i||, then (C E)^T X~.
+    fn clipped_sum_gemm(
+        &self,
+        w: &[f64],
+        data: &Dataset,
+        batch: &[usize],
+        tau: f64,
+        out: &mut [f64],
+        scratch: &mut Scratch,
+    ) -> ClipStats {
+        let (d, m, bsz) = (self.d, self.m, batch.len());
+        let dd = d + 1;
+        let xb = buf(&mut scratch.a, bsz * dd);
+        let xsq = buf(&mut scratch.c, bsz);
+        for (r, &i) in batch.iter().enumerate() {
+            let row = &mut xb[r * dd..(r + 1) * dd];
+            row[..d].copy_from_slice(data.row(i));
+            row[d] = 1.0;
+            xsq[r] = dot(row, row);
+        }
+        let e = buf(&mut scratch.b, bsz * m);
+        // Z = X~ W^T (B x m)
+        gemm(1.0, Mat::rm(xb, bsz, dd), Mat::rm_t(w, m, dd), 0.0, e, m);
+        let mut stats = ClipStats {
+            clipped: 0,
+            count: bsz,
+        };
+        for (r, &i) in batch.iter().enumerate() {
+            let er = &mut e[r * m..(r + 1) * m];
+            softmax_in_place(er);
+            er[data.y[i] as usize] -= 1.0;
+            let norm = (dot(er, er) * xsq[r]).sqrt();
+            let c = clip_factor(norm, tau);
+            if c < 1.0 {
+                stats.clipped += 1;
+                er.iter_mut().for_each(|v| *v *= c);
+            }
+        }
+        // out = (C E)^T X~ (m x (d+1))
+        gemm(
+            1.0,
+            Mat::rm_t(e, bsz, m),
+            Mat::rm(xb, bsz, dd),
+            0.0,
+            out,
+            dd,
+        );
+        stats
+    }
+}
+
+/// From this many parameters m (d + 1) on, the matrix-product path splits each batch in two
+/// halves processed in parallel (sizes b and c of the speed benchmark are above it).
+const PAR_MIN_PARAMS: usize = 4096;
 
 impl Loss for SoftmaxLoss {
     fn name(&self) -> &'static str {
@@ -114,41 +239,46 @@ impl Loss for SoftmaxLoss {
     ) -> ClipStats {
         let (d, m, bsz) = (self.d, self.m, batch.len());
         let dd = d + 1;
-        let xb = buf(&mut scratch.a, bsz * dd);
-        let xsq = buf(&mut scratch.c, bsz);
-        for (r, &i) in batch.iter().enumerate() {
-            let row = &mut xb[r * dd..(r + 1) * dd];
-            row[..d].copy_from_slice(data.row(i));
-            row[d] = 1.0;
-            xsq[r] = dot(row, row);
+        match m {
+            1 => return self.clipped_sum_direct::<1>(w, data, batch, tau, out, scratch),
+            2 => return self.clipped_sum_direct::<2>(w, data, batch, tau, out, scratch),
+            3 => return self.clipped_sum_direct::<3>(w, data, batch, tau, out, scratch),
+            4 => return self.clipped_sum_direct::<4>(w, data, batch, tau, out, scratch),
+            _ => {}
         }
-        let e = buf(&mut scratch.b, bsz * m);
-        // Z = X~ W^T (B x m)
-        gemm(1.0, Mat::rm(xb, bsz, dd), Mat::rm_t(w, m, dd), 0.0, e, m);
-        let mut stats = ClipStats {
-            clipped: 0,
-            count: bsz,
-        };
-        for (r, &i) in batch.iter().enumerate() {
-            let er = &mut e[r * m..(r + 1) * m];
-            softmax_in_place(er);
-            er[data.y[i] as usize] -= 1.0;
-            let norm = (dot(er, er) * xsq[r]).sqrt();
-            let c = clip_factor(norm, tau);
-            if c < 1.0 {
-                stats.clipped += 1;
-                er.iter_mut().for_each(|v| *v *= c);
-            }
+        if dd * m < PAR_MIN_PARAMS || bsz < 2 {
+            return self.clipped_sum_gemm(w, data, batch, tau, out, scratch);
         }
-        // out = (C E)^T X~ (m x (d+1))
-        gemm(
-            1.0,
-            Mat::rm_t(e, bsz, m),
-            Mat::rm(xb, bsz, dd),
-            0.0,
-            out,
-            dd,
+        // Two fixed halves of the batch on two tasks, summed in a fixed order: the split depends
+        // only on the batch, never on the thread count, so results are bit-identical for any
+        // RAYON_NUM_THREADS (one thread runs both halves in turn).
+        if scratch.parts.len() < 2 {
+            scratch.parts.resize_with(2, Scratch::default);
+        }
+        let (left, right) = batch.split_at(bsz / 2);
+        let (p0, p1) = scratch.parts.split_at_mut(1);
+        let (s0, s1) = (&mut p0[0], &mut p1[0]);
+        let p = out.len();
+        let (st0, st1) = rayon::join(
+            || {
+                let mut o = std::mem::take(&mut s0.f);
+                let st = self.clipped_sum_gemm(w, data, left, tau, buf(&mut o, p), s0);
+                s0.f = o;
+                st
+            },
+            || {
+                let mut o = std::mem::take(&mut s1.f);
+                let st = self.clipped_sum_gemm(w, data, right, tau, buf(&mut o, p), s1);
+                s1.f = o;
+                st
+            },
         );
-        stats
+        for ((o, a), b) in out.iter_mut().zip(&s0.f[..p]).zip(&s1.f[..p]) {
+            *o = a + b;
+        }
+        ClipStats {
+            clipped: st0.clipped + st1.clipped,
+            count: st0.count + st1.count,
+        }
     }
 }

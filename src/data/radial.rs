@@ -1,0 +1,446 @@
+//! Radial laws for r = G(x, y) (or for the sharp loss's weights a_i), with closed-form moments.
+//!
+//! Assumption 6.1 asks for (E[G(x, y)^k])^(1/k) <= G. Each law here is a base law X (Pareto,
+//! Lomax, norm of a multivariate Student-t, chi, log-normal, Weibull, bounded uniform, point
+//! mass) times a scale s chosen so that (E[r^k])^(1/k) = G holds *exactly* for the requested
+//! (k, G): s = G / (E[X^k])^(1/k), computed in log space. A theorem's schedule can then use the
+//! true G. k = infinity means uniform Lipschitzness (ess sup r = G) and needs a bounded law.
+//!
+//! Moments are `Option`s as in statrs: `None` where the moment is infinite (p >= tail index) or
+//! not representable as an f64. Construction is where errors are reported: asking for k at or
+//! beyond the tail index, or a scale whose samples could overflow, is an error, and sampling
+//! never returns inf or NaN.
+
+use rand::RngExt;
+use rand_distr::{ChiSquared, Distribution, StandardNormal};
+use serde::{Deserialize, Serialize};
+use statrs::function::gamma::ln_gamma;
+
+use crate::error::{Error, Result};
+use crate::rng::SimRng;
+
+/// ln(f64::MAX): the largest log a finite sample may have.
+const LN_MAX: f64 = 709.782_712_893_384;
+/// ln of the smallest positive normal f64: scales below it are reported, not flushed to zero.
+const LN_MIN: f64 = -708.396_418_532_264_1;
+/// 53 ln 2: U = 1 - random::<f64>() lies in [2^-53, 1], so -ln U <= 53 ln 2.
+const LN_INV_UMIN: f64 = 36.736_800_569_677_1;
+/// |z| for a standard normal exceeds 40 with probability about 1e-349, i.e. never in f64.
+const Z_MAX: f64 = 40.0;
+
+/// A law for a non-negative radius r: the seam between the generators and the laws.
+pub trait RadialLaw {
+    /// One draw of r (finite and >= 0).
+    fn sample(&self, rng: &mut SimRng) -> f64;
+    /// E[r^p] for p > 0, or `None` when it is infinite (p >= tail index) or overflows an f64.
+    fn moment(&self, p: f64) -> Option<f64> {
+        self.ln_moment(p).map(f64::exp).filter(|m| m.is_finite())
+    }
+    /// ln E[r^p] for p > 0, or `None` when E[r^p] is infinite.
+    fn ln_moment(&self, p: f64) -> Option<f64>;
+    /// The tail index: sup{p : E[r^p] < infinity}; infinity for light tails and bounded laws.
+    fn tail_index(&self) -> f64;
+    /// ess sup r, or `None` when the support is unbounded.
+    fn sup(&self) -> Option<f64>;
+}
+
+/// The shape of a radial law before scaling. `family` tags it in TOML.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "family", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LawSpec {
+    /// Pareto(alpha, x_m = 1): P(X > x) = x^(-alpha) for x >= 1. Tail index alpha.
+    Pareto { alpha: f64 },
+    /// Lomax (Pareto II): P(X > x) = (1 + x)^(-alpha) for x >= 0. Tail index alpha.
+    Lomax { alpha: f64 },
+    /// ||t|| for t a `dim`-variate Student-t with `dof` degrees of freedom (identity scale).
+    /// Tail index dof. `dim` defaults to the generator's d.
+    StudentTNorm { dof: f64, dim: Option<usize> },
+    /// ||z|| for z ~ N(0, I_dim) (the chi law): Gaussian features. `dim` defaults to d.
+    Chi { dim: Option<usize> },
+    /// exp(sigma Z), Z ~ N(0, 1). Every moment finite, support unbounded.
+    LogNormal { sigma: f64 },
+    /// Weibull with shape `shape` and unit scale: P(X > x) = exp(-x^shape).
+    Weibull { shape: f64 },
+    /// Uniform on [low, 1], 0 <= low < 1: bounded, so k = infinity is allowed.
+    Uniform { low: f64 },
+    /// X = 1: every sample has the same r = G.
+    PointMass,
+}
+
+/// A radial law with its moment condition: (E[r^k])^(1/k) = g exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RadialSpec {
+    /// Moment order k > 0 of Assumption 6.1; `inf` (TOML `inf`) for ess sup r = g.
+    pub k: f64,
+    /// The k-th moment's root G.
+    pub g: f64,
+    /// The base law.
+    pub law: LawSpec,
+}
+
+impl RadialSpec {
+    /// Validates and scales the law; `default_dim` fills `dim` of the norm laws.
+    pub fn build(&self, default_dim: usize) -> Result<Radial> {
+        let base = Base::new(&self.law, default_dim)?;
+        Radial::new(base, self.k, self.g)
+    }
+}
+
+/// A validated base law X (unit scale).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Base {
+    Pareto { alpha: f64 },
+    Lomax { alpha: f64 },
+    StudentTNorm { dof: f64, dim: usize },
+    Chi { dim: usize },
+    LogNormal { sigma: f64 },
+    Weibull { shape: f64 },
+    Uniform { low: f64 },
+    PointMass,
+}
+
+/// Draws U uniform on (0, 1]: never 0, so ln U and U^(-1/alpha) are finite.
+#[inline]
+fn open_uniform(rng: &mut SimRng) -> f64 {
+    1.0 - rng.random::<f64>()
+}
+
+fn positive_dim(name: &str, dim: Option<usize>, default_dim: usize) -> Result<usize> {
+    let m = dim.unwrap_or(default_dim);
+    if m == 0 {
+        return Err(Error::param(format!(
+            "{name} dim must be at least 1, but is 0"
+        )));
+    }
+    Ok(m)
+}
+
+impl Base {
+    /// Validates the spec's parameters (each error names the bad value).
+    pub fn new(spec: &LawSpec, default_dim: usize) -> Result<Self> {
+        use crate::error::{check_open, check_positive};
+        Ok(match spec {
+            LawSpec::Pareto { alpha } => Base::Pareto {
+                alpha: check_positive("pareto alpha", *alpha)?,
+            },
+            LawSpec::Lomax { alpha } => Base::Lomax {
+                alpha: check_positive("lomax alpha", *alpha)?,
+            },
+            LawSpec::StudentTNorm { dof, dim } => Base::StudentTNorm {
+                dof: check_positive("student_t_norm dof", *dof)?,
+                dim: positive_dim("student_t_norm", *dim, default_dim)?,
+            },
+            LawSpec::Chi { dim } => Base::Chi {
+                dim: positive_dim("chi", *dim, default_dim)?,
+            },
+            LawSpec::LogNormal { sigma } => Base::LogNormal {
+                sigma: check_positive("log_normal sigma", *sigma)?,
+            },
+            LawSpec::Weibull { shape } => Base::Weibull {
+                shape: check_positive("weibull shape", *shape)?,
+            },
+            LawSpec::Uniform { low } => {
+                if *low != 0.0 {
+                    check_open("uniform low", *low, 0.0, 1.0)?;
+                }
+                Base::Uniform { low: *low }
+            }
+            LawSpec::PointMass => Base::PointMass,
+        })
+    }
+
+    /// A short name with parameters, for messages and summaries.
+    pub fn describe(&self) -> String {
+        match self {
+            Base::Pareto { alpha } => format!("pareto(alpha = {alpha})"),
+            Base::Lomax { alpha } => format!("lomax(alpha = {alpha})"),
+            Base::StudentTNorm { dof, dim } => format!("student_t_norm(dof = {dof}, dim = {dim})"),
+            Base::Chi { dim } => format!("chi(dim = {dim})"),
+            Base::LogNormal { sigma } => format!("log_normal(sigma = {sigma})"),
+            Base::Weibull { shape } => format!("weibull(shape = {shape})"),
+            Base::Uniform { low } => format!("uniform(low = {low}, high = 1)"),
+            Base::PointMass => "point_mass".to_string(),
+        }
+    }
+
+    /// sup{p : E[X^p] < infinity}.
+    pub fn tail_index(&self) -> f64 {
+        match self {
+            Base::Pareto { alpha } | Base::Lomax { alpha } => *alpha,
+            Base::StudentTNorm { dof, .. } => *dof,
+            _ => f64::INFINITY,
+        }
+    }
+
+    /// ess sup X for the bounded laws.
+    pub fn sup(&self) -> Option<f64> {
+        match self {
+            Base::Uniform { .. } | Base::PointMass => Some(1.0),
+            _ => None,
+        }
+    }
+
+    /// ln E[X^p] for p > 0 in closed form; `None` for p >= tail index.
+    pub fn ln_moment(&self, p: f64) -> Option<f64> {
+        if p.is_nan() || p <= 0.0 || p >= self.tail_index() {
+            return None;
+        }
+        if p.is_infinite() {
+            return None;
+        }
+        let lm = match self {
+            // int_1^inf x^p alpha x^(-alpha-1) dx = alpha / (alpha - p).
+            Base::Pareto { alpha } => (alpha / (alpha - p)).ln(),
+            // E[X^p] = Gamma(p + 1) Gamma(alpha - p) / Gamma(alpha) (a Beta integral).
+            Base::Lomax { alpha } => ln_gamma(p + 1.0) + ln_gamma(alpha - p) - ln_gamma(*alpha),
+            // ||t||^2 = chi2_m / (chi2_nu / nu) with independent numerator and denominator, so
+            // E||t||^p = nu^(p/2) E[chi2_m^(p/2)] E[chi2_nu^(-p/2)]
+            //          = nu^(p/2) Gamma((m+p)/2) / Gamma(m/2) * Gamma((nu-p)/2) / Gamma(nu/2).
+            Base::StudentTNorm { dof, dim } => {
+                let m = *dim as f64;
+                0.5 * p * dof.ln() + ln_gamma(0.5 * (m + p)) - ln_gamma(0.5 * m)
+                    + ln_gamma(0.5 * (dof - p))
+                    - ln_gamma(0.5 * dof)
+            }
+            // E||z||^p = 2^(p/2) Gamma((m+p)/2) / Gamma(m/2).
+            Base::Chi { dim } => {
+                let m = *dim as f64;
+                0.5 * p * std::f64::consts::LN_2 + ln_gamma(0.5 * (m + p)) - ln_gamma(0.5 * m)
+            }
+            // The normal's moment generating function at p sigma.
+            Base::LogNormal { sigma } => 0.5 * p * p * sigma * sigma,
+            // E[X^p] = Gamma(1 + p / shape).
+            Base::Weibull { shape } => ln_gamma(1.0 + p / shape),
+            // (1 - low^(p+1)) / ((p + 1)(1 - low)).
+            Base::Uniform { low } => {
+                (-(low.powf(p + 1.0))).ln_1p() - (p + 1.0).ln() - (-low).ln_1p()
+            }
+            Base::PointMass => 0.0,
+        };
+        lm.is_finite().then_some(lm)
+    }
+
+    /// ln((E[X^k])^(1/k)); k = infinity gives ln ess sup X.
+    fn ln_k_norm(&self, k: f64) -> Option<f64> {
+        if k.is_infinite() {
+            self.sup().map(f64::ln)
+        } else {
+            self.ln_moment(k).map(|m| m / k)
+        }
+    }
+
+    /// An upper bound on ln X over every value the sampler can produce (finite precision
+    /// inputs), or `None` when the sampler has no such bound (Student-t norm).
+    fn ln_sample_bound(&self) -> Option<f64> {
+        match self {
+            // X = U^(-1/alpha) and U >= 2^-53; Lomax subtracts 1.
+            Base::Pareto { alpha } | Base::Lomax { alpha } => Some(LN_INV_UMIN / alpha),
+            Base::Chi { dim } => Some(0.5 * (*dim as f64).ln() + Z_MAX.ln()),
+            Base::LogNormal { sigma } => Some(sigma * Z_MAX),
+            // X = (-ln U)^(1/shape).
+            Base::Weibull { shape } => Some(LN_INV_UMIN.ln() / shape),
+            Base::Uniform { .. } | Base::PointMass => Some(0.0),
+            Base::StudentTNorm { .. } => None,
+        }
+    }
+
+    /// One draw of X (possibly inf for the Student-t norm; the caller rejects it).
+    fn sample_raw(&self, rng: &mut SimRng) -> f64 {
+        match self {
+            Base::Pareto { alpha } => open_uniform(rng).powf(-1.0 / alpha),
+            Base::Lomax { alpha } => open_uniform(rng).powf(-1.0 / alpha) - 1.0,
+            Base::StudentTNorm { dof, dim } => {
+                let num = chi_squared_int(*dim, rng);
+                let den = ChiSquared::new(*dof)
+                    .expect("dof validated positive")
+                    .sample(rng);
+                (dof * num / den).sqrt()
+            }
+            Base::Chi { dim } => chi_squared_int(*dim, rng).sqrt(),
+            Base::LogNormal { sigma } => {
+                let z: f64 = StandardNormal.sample(rng);
+                (sigma * z).exp()
+            }
+            Base::Weibull { shape } => (-open_uniform(rng).ln()).powf(1.0 / shape),
+            Base::Uniform { low } => low + (1.0 - low) * rng.random::<f64>(),
+            Base::PointMass => 1.0,
+        }
+    }
+}
+
+/// ||z||^2 for z ~ N(0, I_m), summed directly so that it is exactly the squared norm of a
+/// Gaussian vector (what x = r u with Gaussian features would give).
+fn chi_squared_int(m: usize, rng: &mut SimRng) -> f64 {
+    (0..m)
+        .map(|_| {
+            let z: f64 = StandardNormal.sample(rng);
+            z * z
+        })
+        .sum()
+}
+
+/// A scaled radial law r = s X with (E[r^k])^(1/k) = G exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Radial {
+    base: Base,
+    k: f64,
+    g: f64,
+    ln_scale: f64,
+    scale: f64,
+}
+
+impl Radial {
+    /// Scales `base` so that (E[r^k])^(1/k) = g. Errors: g not positive and finite, k not
+    /// positive, k >= tail index (infinite k-th moment), k = infinity for an unbounded law, and
+    /// scales whose samples could overflow an f64.
+    pub fn new(base: Base, k: f64, g: f64) -> Result<Self> {
+        crate::error::check_positive("radial G", g)?;
+        if k.is_nan() || k <= 0.0 {
+            return Err(Error::param(format!(
+                "moment order k must be positive (or inf), but is {k}"
+            )));
+        }
+        let name = base.describe();
+        let tail = base.tail_index();
+        if tail.is_finite() && k >= tail {
+            return Err(Error::param(format!(
+                "the k-th moment of {name} is infinite for k >= {tail}, but k = {k}: ask for \
+                 k < {tail} or use a lighter-tailed law"
+            )));
+        }
+        let ln_norm = base.ln_k_norm(k).ok_or_else(|| {
+            if k.is_infinite() {
+                Error::param(format!(
+                    "k = inf (uniform Lipschitzness) needs a bounded law, but {name} has \
+                     unbounded support: use uniform or point_mass, or a finite k"
+                ))
+            } else {
+                Error::Numerical(format!(
+                    "E[X^k] of {name} at k = {k} is not representable as an f64"
+                ))
+            }
+        })?;
+        let ln_scale = g.ln() - ln_norm;
+        if !(LN_MIN..=LN_MAX).contains(&ln_scale) {
+            return Err(Error::Numerical(format!(
+                "scaling {name} to (E r^{k})^(1/{k}) = {g} needs a scale exp({ln_scale:.1}), \
+                 outside the f64 range"
+            )));
+        }
+        if let Some(b) = base.ln_sample_bound()
+            && ln_scale + b > LN_MAX
+        {
+            return Err(Error::Numerical(format!(
+                "{name} scaled to G = {g} can produce samples up to exp({:.1}), which overflows \
+                 an f64: use a larger tail index or a smaller G",
+                ln_scale + b
+            )));
+        }
+        Ok(Radial {
+            base,
+            k,
+            g,
+            ln_scale,
+            // g e^(-ln_norm) rather than e^(ln_scale): exact (= g) for the bounded laws.
+            scale: g * (-ln_norm).exp(),
+        })
+    }
+
+    /// The base law.
+    pub fn base(&self) -> &Base {
+        &self.base
+    }
+    /// The moment order k of the condition (E[r^k])^(1/k) = G.
+    pub fn k(&self) -> f64 {
+        self.k
+    }
+    /// G.
+    pub fn g(&self) -> f64 {
+        self.g
+    }
+    /// The scale s with r = s X.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+    /// (E[r^k])^(1/k) from the closed form (equal to G up to rounding).
+    pub fn k_norm(&self) -> f64 {
+        (self.ln_scale + self.base.ln_k_norm(self.k).expect("checked in new")).exp()
+    }
+    /// A short description with parameters.
+    pub fn describe(&self) -> String {
+        let cond = if self.k.is_finite() {
+            format!("(E r^{k})^(1/{k}) = {g}", k = self.k, g = self.g)
+        } else {
+            format!("ess sup r = {}", self.g)
+        };
+        format!(
+            "{} scaled by {:.6e} so that {cond}",
+            self.base.describe(),
+            self.scale
+        )
+    }
+    /// n independent draws.
+    pub fn sample_n(&self, n: usize, rng: &mut SimRng) -> Vec<f64> {
+        (0..n).map(|_| self.sample(rng)).collect()
+    }
+}
+
+impl RadialLaw for Radial {
+    fn sample(&self, rng: &mut SimRng) -> f64 {
+        // Rejection of non-finite draws: `new` bounds every sampler but the Student-t norm's,
+        // whose draw is infinite only when chi2_dof underflows to 0 (probability < 1e-300 for
+        // any dof that passes k < dof with k > 0.5); the loop keeps the "never inf/NaN" promise.
+        loop {
+            let r = self.scale * self.base.sample_raw(rng);
+            if r.is_finite() {
+                return r;
+            }
+        }
+    }
+    fn ln_moment(&self, p: f64) -> Option<f64> {
+        self.base.ln_moment(p).map(|m| p * self.ln_scale + m)
+    }
+    fn tail_index(&self) -> f64 {
+        self.base.tail_index()
+    }
+    fn sup(&self) -> Option<f64> {
+        self.base.sup().map(|s| s * self.scale)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn law(spec: LawSpec, k: f64, g: f64) -> Result<Radial> {
+        RadialSpec { k, g, law: spec }.build(5)
+    }
+
+    #[test]
+    fn k_at_or_beyond_tail_index_is_an_error() {
+        let e = law(LawSpec::Pareto { alpha: 2.0 }, 2.0, 1.0).unwrap_err();
+        assert!(e.to_string().contains("infinite for k >= 2"), "{e}");
+        assert!(law(LawSpec::Lomax { alpha: 3.0 }, 4.0, 1.0).is_err());
+        let e = law(LawSpec::LogNormal { sigma: 1.0 }, f64::INFINITY, 1.0).unwrap_err();
+        assert!(e.to_string().contains("bounded law"), "{e}");
+    }
+
+    #[test]
+    fn point_mass_and_uniform_allow_k_infinity() {
+        let r = law(LawSpec::Uniform { low: 0.5 }, f64::INFINITY, 3.0).unwrap();
+        // The scale goes through exp(ln G - ln sup X): exact up to a few ulps.
+        assert!((r.sup().unwrap() - 3.0).abs() < 1e-14);
+        let r = law(LawSpec::PointMass, f64::INFINITY, 2.0).unwrap();
+        assert!((r.moment(3.0).unwrap() - 8.0).abs() < 1e-13);
+    }
+
+    #[test]
+    fn overflowing_scale_is_an_error() {
+        // alpha = 0.06: U^(-1/alpha) reaches 2^(53/0.06) = exp(612); with G = 1e100 it overflows.
+        let e = law(LawSpec::Pareto { alpha: 0.06 }, 0.05, 1e100).unwrap_err();
+        assert!(e.to_string().contains("overflows"), "{e}");
+        let e = law(LawSpec::LogNormal { sigma: 30.0 }, 1.0, 1.0).unwrap_err();
+        assert!(e.to_string().contains("overflow"), "{e}");
+    }
+}

@@ -1,0 +1,241 @@
+//! The `dpsgd-lab` binary: the shipped example runs and prints its JSON summary, and each bad
+//! input gives one clear error line naming the bad value and exit code 2, never a panic.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
+
+fn tmpdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dpsgd-lab-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A small CSV with a header, features f0, f1 and a 0/1 label.
+fn write_csv(dir: &Path, body: Option<&str>) -> PathBuf {
+    let path = dir.join("data.csv");
+    let default: String = (0..40)
+        .map(|i| {
+            format!(
+                "{},{},{}\n",
+                (i as f64 * 0.37).sin(),
+                (i as f64 * 0.11).cos(),
+                i % 2
+            )
+        })
+        .collect();
+    std::fs::write(&path, format!("f0,f1,label\n{}", body.unwrap_or(&default))).unwrap();
+    path
+}
+
+const DPSGD_OK: &str = r#"
+[loss]
+family = "logistic"
+
+[dpsgd]
+steps = 20
+batch_size = 10
+learning_rate = 0.5
+clip_norm = 1.0
+noise = { kind = "theorem34", nu = 1.0, epsilon = 2.0, delta = 1e-5 }
+"#;
+
+fn config(dir: &Path, csv: &Path, rest: &str) -> PathBuf {
+    let path = dir.join("run.toml");
+    let text = format!(
+        "seed = 1\n[data]\nsource = \"csv\"\npath = \"{}\"\nlabel = \"label\"\n{rest}",
+        csv.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Runs `train --config` and returns (exit code, stdout, stderr).
+fn train(cfg: &Path) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(["train", "--config", cfg.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn expect_error(name: &str, rest: &str, csv_body: Option<&str>, needles: &[&str]) {
+    let dir = tmpdir(name);
+    let csv = write_csv(&dir, csv_body);
+    let cfg = config(&dir, &csv, rest);
+    let (code, _, err) = train(&cfg);
+    assert_eq!(code, 2, "{name}: exit code {code}, stderr: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{name}: one line expected, got: {err}"
+    );
+    assert!(err.starts_with("error: "), "{name}: {err}");
+    assert!(!err.contains("panicked"), "{name}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{name}: '{n}' missing from: {err}");
+    }
+}
+
+#[test]
+fn example_config_prints_a_json_summary() {
+    let (code, out, err) = train(&PathBuf::from("simulations/example.toml"));
+    assert_eq!(code, 0, "{err}");
+    let last = out.trim_end().lines().last().unwrap();
+    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    for key in [
+        "f_w_priv",
+        "f_w_last",
+        "steps",
+        "mean_batch",
+        "sigma_n",
+        "clipped_fraction",
+        "wall_time_s",
+    ] {
+        assert!(v.get(key).is_some(), "summary lacks {key}: {last}");
+    }
+    assert!(v["f_w_priv"].as_f64().unwrap() < v["f_w0"].as_f64().unwrap());
+}
+
+#[test]
+fn a_valid_csv_run_succeeds() {
+    let dir = tmpdir("ok");
+    let csv = write_csv(&dir, None);
+    let (code, out, err) = train(&config(&dir, &csv, DPSGD_OK));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"steps\":20"));
+}
+
+#[test]
+fn epsilon_not_positive() {
+    expect_error(
+        "eps",
+        &DPSGD_OK.replace("epsilon = 2.0", "epsilon = -1.0"),
+        None,
+        &["epsilon", "-1"],
+    );
+}
+
+#[test]
+fn delta_outside_unit_interval() {
+    expect_error(
+        "delta",
+        &DPSGD_OK.replace("delta = 1e-5", "delta = 1.0"),
+        None,
+        &["delta", "(0, 1)", "1"],
+    );
+}
+
+#[test]
+fn tau_not_positive() {
+    expect_error(
+        "tau",
+        &DPSGD_OK.replace("clip_norm = 1.0", "clip_norm = 0.0"),
+        None,
+        &["clip_norm tau", "0"],
+    );
+}
+
+#[test]
+fn batch_larger_than_n() {
+    expect_error(
+        "b",
+        &DPSGD_OK.replace("batch_size = 10", "batch_size = 41"),
+        None,
+        &["batch_size b = 41", "n = 40"],
+    );
+}
+
+#[test]
+fn nu_not_positive() {
+    expect_error(
+        "nu",
+        &DPSGD_OK.replace("nu = 1.0", "nu = 0.0"),
+        None,
+        &["nu", "0"],
+    );
+}
+
+#[test]
+fn unknown_toml_key() {
+    expect_error(
+        "unknown",
+        &DPSGD_OK.replace("steps = 20", "steps = 20\nstpes = 3"),
+        None,
+        &["unknown field", "stpes", "run.toml:"],
+    );
+}
+
+#[test]
+fn missing_toml_key() {
+    expect_error(
+        "missing",
+        &DPSGD_OK.replace("steps = 20\n", ""),
+        None,
+        &["missing field", "steps"],
+    );
+}
+
+#[test]
+fn nan_in_data() {
+    expect_error(
+        "nan",
+        DPSGD_OK,
+        Some("0.1,0.2,0\nNaN,0.3,1\n"),
+        &["data.csv:3", "f0", "NaN"],
+    );
+}
+
+#[test]
+fn ragged_row() {
+    expect_error(
+        "ragged",
+        DPSGD_OK,
+        Some("0.1,0.2,0\n0.3,1\n"),
+        &["data.csv:3", "ragged"],
+    );
+}
+
+#[test]
+fn dimension_mismatch_of_the_initial_point() {
+    let rest = format!("{DPSGD_OK}init = {{ kind = \"point\", w = [0.0, 1.0] }}\n");
+    expect_error(
+        "dim",
+        &rest,
+        None,
+        &["dimension mismatch", "2 coordinates", "6 parameters"],
+    );
+}
+
+#[test]
+fn labels_outside_the_classes() {
+    let rest = DPSGD_OK.replace(
+        "family = \"logistic\"",
+        "family = \"logistic\"\nclasses = 2",
+    );
+    expect_error(
+        "labels",
+        &rest,
+        Some("0.1,0.2,0\n0.3,0.5,2\n"),
+        &["label of sample 1", "0..2"],
+    );
+}
+
+#[test]
+fn missing_config_file() {
+    let out = Command::new(BIN)
+        .args(["train", "--config", "/nonexistent/run.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/nonexistent/run.toml") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
+}

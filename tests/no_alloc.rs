@@ -1,0 +1,98 @@
+//! "No allocation in the step loop": a counting global allocator sees no allocation of ours over
+//! hundreds of DP-SGD steps of every loss family, once the stepper is built.
+//!
+//! The only allocations in the loop are inside `matrixmultiply::dgemm`, which allocates one
+//! packing buffer per call: the softmax loss with m > 4 classes makes 2 matrix products per step
+//! and the tanh network 5. The test asserts exactly that count, so any allocation of our own
+//! (a Vec in the step, a growing buffer) makes it fail.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use dpsgd_lab::data::Dataset;
+use dpsgd_lab::dpsgd::{
+    DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper,
+};
+use dpsgd_lab::loss::{
+    AppendixLLoss, HuberLoss, Loss, RobustLoss, SharpLoss, SoftmaxLoss, TanhNet,
+};
+use dpsgd_lab::rng::{Purpose, stream};
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn step_loop_does_not_allocate() {
+    let (n, d) = (3000, 8);
+    let x: Vec<f64> = (0..n * d)
+        .map(|i| ((i * 7919) % 1000) as f64 / 250.0 - 2.0)
+        .collect();
+    let y: Vec<f64> = (0..n).map(|i| (i % 3) as f64).collect();
+    let data = Dataset::new(x, y, d).unwrap();
+    // (loss, GEMM calls per step)
+    let losses: Vec<(Box<dyn Loss>, usize)> = vec![
+        (Box::new(SoftmaxLoss::new(d, 3)), 0),
+        (Box::new(SoftmaxLoss::new(d, 7)), 2),
+        (Box::new(HuberLoss::new(d, 1.0).unwrap()), 0),
+        (Box::new(SharpLoss::new(d)), 0),
+        (Box::new(AppendixLLoss::new(d)), 0),
+        (Box::new(RobustLoss::new(d)), 0),
+        (Box::new(TanhNet::new(d, 16, 3, None).unwrap()), 5),
+    ];
+    for (loss, gemms) in losses {
+        let alg = DpSgd::new(
+            DpSgdConfig {
+                steps: 1,
+                batch_size: 100.0,
+                learning_rate: StepSchedule::Constant(0.1),
+                clip_norm: StepSchedule::Constant(1.0),
+                noise: NoiseSpec::Multiplier { z: 1.0 },
+                projection: Projection::L2Ball { radius: 5.0 },
+                output: OutputRule::LastIterate,
+                init: Init::Zeros,
+            },
+            n,
+            None,
+        )
+        .unwrap();
+        let mut w = vec![0.0; loss.param_dim()];
+        let mut stepper = Stepper::new(
+            &alg,
+            loss.as_ref(),
+            &data,
+            stream(1, 0, Purpose::Sampling),
+            stream(1, 0, Purpose::Noise),
+        );
+        let before = ALLOCS.load(Ordering::Relaxed);
+        for t in 0..300 {
+            stepper.step(loss.as_ref(), &data, t, &mut w);
+        }
+        let after = ALLOCS.load(Ordering::Relaxed);
+        assert_eq!(
+            after - before,
+            300 * gemms,
+            "{}: {} allocations in 300 steps, {gemms} GEMM calls per step",
+            loss.name(),
+            after - before
+        );
+        assert!(stepper.sampled > 0);
+    }
+}
