@@ -19,7 +19,7 @@
 //! Error: refining the grid from 2h to h replaces chords by shorter chords, so eps(h) <= eps(2h)
 //! and both are upper bounds; we report eps(2h) - eps(h) as the discretization error estimate.
 
-use super::fft::convolve;
+use super::fft::convolve_two;
 use super::math::norm_sf;
 use super::validate::{check_delta, check_q, check_steps, check_z};
 use crate::error::{Error, Result};
@@ -61,25 +61,23 @@ struct Pmf {
 }
 
 impl Pmf {
-    fn identity() -> Self {
-        Pmf {
-            k0: 0,
-            p: vec![1.0],
-            inf: 0.0,
-        }
-    }
-
-    fn compose(&self, other: &Pmf) -> Pmf {
-        let p = convolve(&self.p, &other.p);
+    /// The composition of (self, self2) with (other, other2) (or with themselves), both
+    /// directions sharing FFTs.
+    fn compose_two(x: (&Pmf, &Pmf), y: Option<(&Pmf, &Pmf)>) -> (Pmf, Pmf) {
+        let (p1, p2) = convolve_two(&x.0.p, &x.1.p, y.map(|(a, b)| (&a.p[..], &b.p[..])));
+        let y = y.unwrap_or(x);
         // FFT rounding leaves entries of either sign at the ~1e-17 level; clamping them to 0 would
         // bias delta upwards by (number of atoms) x 1e-17, so they are kept (zero-mean noise).
-        let mut out = Pmf {
-            k0: self.k0 + other.k0,
-            p,
-            inf: 1.0 - (1.0 - self.inf) * (1.0 - other.inf),
+        let mk = |a: &Pmf, b: &Pmf, p: Vec<f64>| {
+            let mut out = Pmf {
+                k0: a.k0 + b.k0,
+                p,
+                inf: 1.0 - (1.0 - a.inf) * (1.0 - b.inf),
+            };
+            out.truncate();
+            out
         };
-        out.truncate();
-        out
+        (mk(x.0, y.0, p1), mk(x.1, y.1, p2))
     }
 
     /// Pessimistic truncation: upper tail to +inf, lower tail up onto the first kept atom.
@@ -102,18 +100,22 @@ impl Pmf {
         self.p = p;
     }
 
-    fn pow(&self, mut t: usize) -> Pmf {
-        let mut base = self.clone();
-        let mut acc = Pmf::identity();
+    /// (r^t, a^t) by binary powering.
+    fn pow_two(r: &Pmf, a: &Pmf, mut t: usize) -> (Pmf, Pmf) {
+        let mut base = (r.clone(), a.clone());
+        let mut acc: Option<(Pmf, Pmf)> = None;
         loop {
             if t & 1 == 1 {
-                acc = acc.compose(&base);
+                acc = Some(match acc {
+                    None => base.clone(),
+                    Some(c) => Pmf::compose_two((&c.0, &c.1), Some((&base.0, &base.1))),
+                });
             }
             t >>= 1;
             if t == 0 {
-                return acc;
+                return acc.expect("t >= 1");
             }
-            base = base.compose(&base);
+            base = Pmf::compose_two((&base.0, &base.1), None);
         }
     }
 
@@ -291,8 +293,7 @@ impl PldAccountant {
 
     fn eps_at(&self, q: f64, steps: usize, z: f64, delta: f64, h: f64) -> Result<f64> {
         let (r1, a1) = one_step(q, z, h, steps)?;
-        let r = r1.pow(steps);
-        let a = a1.pow(steps);
+        let (r, a) = Pmf::pow_two(&r1, &a1, steps);
         Ok(epsilon_from(&r, &a, h, delta))
     }
 
@@ -323,7 +324,7 @@ impl PldAccountant {
         }
         let h = self.discretization;
         let (r1, a1) = one_step(q, z, h, steps)?;
-        let (r, a) = (r1.pow(steps), a1.pow(steps));
+        let (r, a) = Pmf::pow_two(&r1, &a1, steps);
         Ok(r.delta(eps, h).max(a.delta(eps, h)).min(1.0))
     }
 }
