@@ -102,11 +102,7 @@ fn split(re: &[f64], im: &[f64], k: usize) -> ((f64, f64), (f64, f64)) {
 /// Two linear convolutions at once, (a1 * b1, a2 * b2), with three FFTs of one common size;
 /// `b = None` squares (a1 * a1, a2 * a2) with two. The results are real, so they travel as the
 /// real and imaginary parts of one inverse FFT.
-pub fn convolve_two(
-    a1: &[f64],
-    a2: &[f64],
-    b: Option<(&[f64], &[f64])>,
-) -> (Vec<f64>, Vec<f64>) {
+pub fn convolve_two(a1: &[f64], a2: &[f64], b: Option<(&[f64], &[f64])>) -> (Vec<f64>, Vec<f64>) {
     let (b1, b2) = b.unwrap_or((a1, a2));
     let (m1, m2) = (a1.len() + b1.len() - 1, a2.len() + b2.len() - 1);
     let n = m1.max(m2).next_power_of_two();
