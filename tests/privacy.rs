@@ -496,6 +496,81 @@ fn default_orders_are_the_dp_accounting_grid() {
     assert!(o.windows(2).all(|w| w[0] < w[1]));
 }
 
+#[test]
+fn noise_spec_target_resolves_through_the_calibrator() {
+    // The DP-SGD seam: NoiseSpec::Target with accountant "rdp" gives the z that spends eps.
+    use dpsgd_lab::dpsgd::NoiseSpec;
+    let spec = NoiseSpec::Target {
+        epsilon: 2.0,
+        delta: 1e-5,
+        accountant: "rdp".into(),
+    };
+    let cal = calibrator("rdp").unwrap();
+    let (n, b, t) = (10_000usize, 100.0, 1000usize);
+    let r = spec.resolve(n, b, t, Some(cal.as_ref())).unwrap();
+    let spent = epsilon_spent("rdp", b / n as f64, t, r.multiplier, 1e-5).unwrap();
+    assert!(spent <= 2.0 && spent > 2.0 - 1e-4, "{spent}");
+    assert!(rel(r.sigma_per_tau, r.multiplier / b) < 1e-15);
+}
+
+#[test]
+fn cli_json_last_line_and_errors() {
+    let bin = env!("CARGO_BIN_EXE_dpsgd-lab");
+    let out = std::process::Command::new(bin)
+        .args([
+            "privacy",
+            "epsilon",
+            "--noise-multiplier",
+            "1.1",
+            "--sample-rate",
+            "0.01",
+        ])
+        .args(["--steps", "1000", "--delta", "1e-5", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    // dp_accounting default-grid value 1.7117701662429012 (ours is exact at fractional orders).
+    let eps = v["epsilon"].as_f64().unwrap();
+    assert!(eps <= 1.7117701662429012 && eps > 1.71, "{eps}");
+    assert_eq!(v["order"].as_f64().unwrap(), 9.6);
+    assert_eq!(v["noise_multiplier"].as_f64().unwrap(), 1.1);
+    assert!(v["nu_eff"].as_f64().unwrap() > 0.0);
+    let out = std::process::Command::new(bin)
+        .args([
+            "privacy",
+            "calibrate",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-5",
+            "--q",
+            "0.01",
+        ])
+        .args(["--steps", "1000", "--json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert!((v["noise_multiplier"].as_f64().unwrap() - 1.0223).abs() < 1e-3);
+    assert!(v["nu_eff"].as_f64().unwrap() > 0.0);
+    let out = std::process::Command::new(bin)
+        .args([
+            "privacy", "epsilon", "--z", "1", "--q", "2", "--steps", "10",
+        ])
+        .args(["--delta", "1e-5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("sampling rate q must lie in (0, 1], but is 2"),
+        "{err}"
+    );
+}
+
 /// Timing report (not an assertion): `cargo test --test privacy timing -- --ignored --nocapture`.
 #[test]
 #[ignore]
