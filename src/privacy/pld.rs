@@ -137,11 +137,23 @@ impl Pmf {
     }
 }
 
+/// t - (1 - q) with t = e^eps, to full relative precision: e^eps for q = 1, else
+/// (1 - q) expm1(eps - log(1 - q)). (expm1(eps) + q loses all digits when e^eps << 1, e.g.
+/// at eps = -35 for q = 1, which used to corrupt the add-direction PLD.)
+fn t_minus_1_plus_q(q: f64, eps: f64) -> f64 {
+    if q == 1.0 {
+        eps.exp()
+    } else {
+        let l1q = (-q).ln_1p();
+        (1.0 - q) * (eps - l1q).exp_m1()
+    }
+}
+
 /// delta(eps) of one step, remove direction (= add direction for q = 1): with t = e^eps and
 /// x_t = z^2 log((t - 1 + q)/q) + 1/2 the point where P/Q = t,
 /// H(t) = q Phi_bar((x_t - 1)/z) - (t - 1 + q) Phi_bar(x_t/z).
 fn delta_one(q: f64, z: f64, eps: f64) -> f64 {
-    let c = eps.exp_m1() + q; // t - 1 + q
+    let c = t_minus_1_plus_q(q, eps);
     if c <= 0.0 {
         return 1.0 - eps.exp();
     }
@@ -152,7 +164,7 @@ fn delta_one(q: f64, z: f64, eps: f64) -> f64 {
 /// u(eps) = H(t) - (1 - t) = t H_{1/t}(Q || P) = (t - 1 + q) Phi(x_t/z) - q Phi((x_t - 1)/z),
 /// accurate for eps < 0 where H(t) is close to 1 - t.
 fn excess_one(q: f64, z: f64, eps: f64) -> f64 {
-    let c = eps.exp_m1() + q;
+    let c = t_minus_1_plus_q(q, eps);
     if c <= 0.0 {
         return 0.0;
     }
