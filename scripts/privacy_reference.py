@@ -95,3 +95,15 @@ def extra():
 
 
 extra()
+
+
+def extreme():
+    """Large q and small z: the regime where the PLD's add direction is hardest numerically."""
+    for q, z, steps in [(0.5, 0.3, 10), (0.9, 0.5, 5), (0.99, 1.0, 3), (0.001, 0.4, 1000),
+                        (0.3, 0.6, 50), (0.05, 0.5, 200)]:
+        p = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+        p.compose(event(q, z, steps))
+        print(f"extreme q={q} z={z} steps={steps} delta=1e-5: pld_1e-4={p.get_epsilon(1e-5)!r}")
+
+
+extreme()

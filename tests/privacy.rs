@@ -261,6 +261,31 @@ fn pld_matches_dp_accounting_and_never_exceeds_rdp() {
 }
 
 #[test]
+fn pld_matches_dp_accounting_at_large_q_and_small_z() {
+    // dp_accounting 0.6.0 PLD at h = 1e-4, delta = 1e-5 (scripts/privacy_reference.py, extreme()).
+    // Same tolerance as above: our error estimate + 2e-6 relative.
+    let cases = [
+        (0.5, 0.3, 10usize, 75.50697348102956),
+        (0.9, 0.5, 5, 27.32678946211315),
+        (0.99, 1.0, 3, 8.346472747357197),
+        (0.001, 0.4, 1000, 7.01348064207043),
+        (0.3, 0.6, 50, 37.92151552842268),
+        (0.05, 0.5, 200, 24.742118751648224),
+    ];
+    for (q, z, t, want) in cases {
+        let p = PldAccountant::default().epsilon(q, t, z, 1e-5).unwrap();
+        assert!(
+            (p.epsilon - want).abs() <= p.error + 2e-6 * want,
+            "q={q} z={z} T={t}: {} vs {want} (error {})",
+            p.epsilon,
+            p.error
+        );
+        let rdp = RdpAccountant::default().epsilon(q, t, z, 1e-5).unwrap();
+        assert!(p.epsilon <= rdp.epsilon + p.error);
+    }
+}
+
+#[test]
 fn q_one_reduces_to_the_analytic_gaussian_mechanism() {
     // dp_accounting GaussianPrivacyLoss(sigma = 5/sqrt(10)).get_delta_for_epsilon: exact
     // (Balle & Wang 2018, Thm 8), which agrees with 40-digit mpmath to 2e-15. Ours uses the same
