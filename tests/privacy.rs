@@ -286,6 +286,25 @@ fn pld_matches_dp_accounting_at_large_q_and_small_z() {
 }
 
 #[test]
+fn rdp_defined_over_a_wide_grid() {
+    // No error, no NaN, eps >= 0 for q from 1e-6 to 0.999 and z from 0.1 to 100; and the default
+    // grid (which contains every integer order of int_orders()) never does worse than those.
+    let int = RdpAccountant {
+        orders: int_orders(),
+        conversion: Conversion::Improved,
+    };
+    for &q in &[1e-6, 1e-3, 0.01, 0.2, 0.5, 0.9, 0.999] {
+        for &z in &[0.1, 0.3, 0.7, 1.0, 3.0, 10.0, 100.0] {
+            let d = RdpAccountant::default().epsilon(q, 1000, z, 1e-5);
+            let d = d.unwrap_or_else(|e| panic!("q={q} z={z}: {e}"));
+            let i = int.epsilon(q, 1000, z, 1e-5).unwrap();
+            assert!(d.epsilon >= 0.0 && !d.epsilon.is_nan(), "q={q} z={z}");
+            assert!(d.epsilon <= i.epsilon * (1.0 + 1e-12), "q={q} z={z}");
+        }
+    }
+}
+
+#[test]
 fn q_one_reduces_to_the_analytic_gaussian_mechanism() {
     // dp_accounting GaussianPrivacyLoss(sigma = 5/sqrt(10)).get_delta_for_epsilon: exact
     // (Balle & Wang 2018, Thm 8), which agrees with 40-digit mpmath to 2e-15. Ours uses the same
