@@ -58,3 +58,52 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+def extra():
+    """Classic-conversion Abadi et al. case, exact Gaussian deltas, and exact A_alpha by quadrature."""
+    import math
+
+    import mpmath
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    # Abadi et al. 2016, Sec. 3.1: q = 0.01, sigma = 4, T = 10000, delta = 1e-5 -> eps ~ 1.26
+    # (moments accountant, classic conversion, integer orders 2..32).
+    orders = list(range(2, 33))
+    rdp_vals = rdp._compute_rdp_poisson_subsampled_gaussian(0.01, 4.0, orders) * 10000
+    eps_classic = min(r + math.log(1 / 1e-5) / (a - 1) for a, r in zip(orders, rdp_vals))
+    print("abadi classic eps:", repr(eps_classic))
+
+    # Exact Gaussian mechanism (Balle & Wang 2018): sigma = 5/sqrt(10), sensitivity 1.
+    g = plm.GaussianPrivacyLoss(standard_deviation=5 / math.sqrt(10), sensitivity=1)
+    print("gaussian delta(eps) for eps in [0.5, 1, 2, 3]:",
+          [repr(g.get_delta_for_epsilon(e)) for e in [0.5, 1.0, 2.0, 3.0]])
+
+    # A_alpha = E_{x~N(0,z^2)}[((1-q) + q exp((2x-1)/(2z^2)))^alpha] by 50-digit quadrature,
+    # and dp_accounting's (absolute-value) series at the same fractional orders.
+    mpmath.mp.dps = 50
+    for q, z, alpha in [(0.02, 0.7, 2.6), (0.01, 2.5, 1.5), (0.01, 2.5, 2.5), (0.1, 0.8, 3.3),
+                        (0.001, 0.8, 8.3)]:
+        qm, zm, am = mpmath.mpf(q), mpmath.mpf(z), mpmath.mpf(alpha)
+        f = lambda x: (mpmath.npdf(x, 0, zm)
+                       * ((1 - qm) + qm * mpmath.exp((2 * x - 1) / (2 * zm**2))) ** am)
+        a_exact = mpmath.quad(f, [-mpmath.inf, -10, 0, 0.5, 1, 10, 40, mpmath.inf])
+        rdp_exact = mpmath.log(a_exact) / (am - 1)
+        rdp_abs = rdp._compute_rdp_poisson_subsampled_gaussian(q, z, [alpha])[0]
+        print(f"A q={q} z={z} alpha={alpha}: rdp_exact={mpmath.nstr(rdp_exact, 17)} "
+              f"rdp_dp_accounting={rdp_abs!r}")
+
+
+extra()
+
+
+def extreme():
+    """Large q and small z: the regime where the PLD's add direction is hardest numerically."""
+    for q, z, steps in [(0.5, 0.3, 10), (0.9, 0.5, 5), (0.99, 1.0, 3), (0.001, 0.4, 1000),
+                        (0.3, 0.6, 50), (0.05, 0.5, 200)]:
+        p = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+        p.compose(event(q, z, steps))
+        print(f"extreme q={q} z={z} steps={steps} delta=1e-5: pld_1e-4={p.get_epsilon(1e-5)!r}")
+
+
+extreme()

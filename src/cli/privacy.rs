@@ -88,7 +88,10 @@ pub fn run(args: &PrivacyArgs) -> Result<()> {
         PrivacyCommand::Zcdp(a) => {
             let (xi, rho) = zcdp::approx_dp_to_zcdp(a.epsilon, a.delta)?;
             if a.json {
-                println!("{}", json!({"epsilon": a.epsilon, "delta": a.delta, "xi": xi, "rho": rho}));
+                println!(
+                    "{}",
+                    json!({"epsilon": a.epsilon, "delta": a.delta, "xi": xi, "rho": rho})
+                );
             } else {
                 println!(
                     "({}, {})-DP implies ({xi:.6}, {rho:.6})-zCDP (Bun & Steinke 2016, Lemma 22)",

@@ -42,7 +42,9 @@ impl AccountantKind {
     /// Epsilon (an upper bound) of `steps` steps at rate q and noise multiplier z.
     pub fn epsilon(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
         match self {
-            Self::Rdp => Ok(RdpAccountant::default().epsilon(q, steps, z, delta)?.epsilon),
+            Self::Rdp => Ok(RdpAccountant::default()
+                .epsilon(q, steps, z, delta)?
+                .epsilon),
             Self::Pld => PldAccountant::default().epsilon_upper(q, steps, z, delta),
         }
     }

@@ -62,6 +62,7 @@ pub fn fft(re: &mut [f64], im: &mut [f64], inverse: bool) {
     }
 }
 
+#[cfg(test)]
 /// Linear convolution of two real sequences (length a.len() + b.len() - 1) with two FFTs:
 /// a and b are packed into one complex sequence a + i b and separated by conjugate symmetry.
 pub fn convolve(a: &[f64], b: &[f64]) -> Vec<f64> {
@@ -86,6 +87,54 @@ pub fn convolve(a: &[f64], b: &[f64]) -> Vec<f64> {
     cr
 }
 
+/// Splits the FFT X of x1 + i x2 (x1, x2 real) into the FFTs of x1 and x2 at bin k.
+#[inline]
+fn split(re: &[f64], im: &[f64], k: usize) -> ((f64, f64), (f64, f64)) {
+    let n = re.len();
+    let nk = (n - k) % n;
+    // X1_k = (X_k + conj X_{n-k}) / 2, X2_k = (X_k - conj X_{n-k}) / (2i).
+    (
+        (0.5 * (re[k] + re[nk]), 0.5 * (im[k] - im[nk])),
+        (0.5 * (im[k] + im[nk]), -0.5 * (re[k] - re[nk])),
+    )
+}
+
+/// Two linear convolutions at once, (a1 * b1, a2 * b2), with three FFTs of one common size;
+/// `b = None` squares (a1 * a1, a2 * a2) with two. The results are real, so they travel as the
+/// real and imaginary parts of one inverse FFT.
+pub fn convolve_two(a1: &[f64], a2: &[f64], b: Option<(&[f64], &[f64])>) -> (Vec<f64>, Vec<f64>) {
+    let (b1, b2) = b.unwrap_or((a1, a2));
+    let (m1, m2) = (a1.len() + b1.len() - 1, a2.len() + b2.len() - 1);
+    let n = m1.max(m2).next_power_of_two();
+    let load = |x: &[f64], y: &[f64]| {
+        let mut re = vec![0.0; n];
+        let mut im = vec![0.0; n];
+        re[..x.len()].copy_from_slice(x);
+        im[..y.len()].copy_from_slice(y);
+        fft(&mut re, &mut im, false);
+        (re, im)
+    };
+    let (ar, ai) = load(a1, a2);
+    let bs = b.map(|_| load(b1, b2));
+    let (mut zr, mut zi) = (vec![0.0; n], vec![0.0; n]);
+    for k in 0..n {
+        let (x1, x2) = split(&ar, &ai, k);
+        let (y1, y2) = match &bs {
+            Some((br, bi)) => split(br, bi, k),
+            None => (x1, x2),
+        };
+        let p1 = (x1.0 * y1.0 - x1.1 * y1.1, x1.0 * y1.1 + x1.1 * y1.0);
+        let p2 = (x2.0 * y2.0 - x2.1 * y2.1, x2.0 * y2.1 + x2.1 * y2.0);
+        // Z = P1 + i P2.
+        zr[k] = p1.0 - p2.1;
+        zi[k] = p1.1 + p2.0;
+    }
+    fft(&mut zr, &mut zi, true);
+    zr.truncate(m1);
+    zi.truncate(m2);
+    (zr, zi)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +151,20 @@ mod tests {
                 .map(|i| a[i] * b[k - i])
                 .sum();
             assert!((ck - direct).abs() < 1e-15, "k={k}: {ck} vs {direct}");
+        }
+        // Paired form: (a * b, b * a) and the squares (a * a, b * b).
+        let (c1, c2) = convolve_two(&a, &b, Some((&b, &a)));
+        let (s1, s2) = convolve_two(&a, &b, None);
+        let (d1, d2) = (convolve(&a, &a), convolve(&b, &b));
+        for k in 0..c.len() {
+            assert!((c1[k] - c[k]).abs() < 1e-15 && (c2[k] - c[k]).abs() < 1e-15);
+        }
+        assert_eq!((s1.len(), s2.len()), (d1.len(), d2.len()));
+        for k in 0..d1.len() {
+            assert!((s1[k] - d1[k]).abs() < 1e-15);
+        }
+        for k in 0..d2.len() {
+            assert!((s2[k] - d2[k]).abs() < 1e-15);
         }
     }
 }

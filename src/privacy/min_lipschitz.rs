@@ -119,8 +119,12 @@ pub fn private_min_lipschitz(g: &[f64], cfg: &RnmmConfig, rng: &mut SimRng) -> R
     let scale = 2.0 / cfg.epsilon;
     let mut best = (f64::NEG_INFINITY, 0usize);
     for (j, &uj) in u.iter().enumerate() {
-        // Gumbel(0, scale) = -scale log(-log U), U uniform on (0, 1).
-        let un: f64 = 1.0 - rng.random::<f64>();
+        // Gumbel(0, scale) = -scale log(-log U), U uniform on (0, 1): 1 - random() is in (0, 1];
+        // the value 1 (probability 2^-53) would give +inf and is redrawn.
+        let mut un: f64 = 1.0 - rng.random::<f64>();
+        while un >= 1.0 {
+            un = 1.0 - rng.random::<f64>();
+        }
         let noisy = uj - scale * (-un.ln()).ln();
         if noisy > best.0 {
             best = (noisy, j);

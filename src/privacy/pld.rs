@@ -19,7 +19,7 @@
 //! Error: refining the grid from 2h to h replaces chords by shorter chords, so eps(h) <= eps(2h)
 //! and both are upper bounds; we report eps(2h) - eps(h) as the discretization error estimate.
 
-use super::fft::convolve;
+use super::fft::convolve_two;
 use super::math::norm_sf;
 use super::validate::{check_delta, check_q, check_steps, check_z};
 use crate::error::{Error, Result};
@@ -61,24 +61,23 @@ struct Pmf {
 }
 
 impl Pmf {
-    fn identity() -> Self {
-        Pmf {
-            k0: 0,
-            p: vec![1.0],
-            inf: 0.0,
-        }
-    }
-
-    fn compose(&self, other: &Pmf) -> Pmf {
-        let mut p = convolve(&self.p, &other.p);
-        p.iter_mut().for_each(|x| *x = x.max(0.0));
-        let mut out = Pmf {
-            k0: self.k0 + other.k0,
-            p,
-            inf: 1.0 - (1.0 - self.inf) * (1.0 - other.inf),
+    /// The composition of (self, self2) with (other, other2) (or with themselves), both
+    /// directions sharing FFTs.
+    fn compose_two(x: (&Pmf, &Pmf), y: Option<(&Pmf, &Pmf)>) -> (Pmf, Pmf) {
+        let (p1, p2) = convolve_two(&x.0.p, &x.1.p, y.map(|(a, b)| (&a.p[..], &b.p[..])));
+        let y = y.unwrap_or(x);
+        // FFT rounding leaves entries of either sign at the ~1e-17 level; clamping them to 0 would
+        // bias delta upwards by (number of atoms) x 1e-17, so they are kept (zero-mean noise).
+        let mk = |a: &Pmf, b: &Pmf, p: Vec<f64>| {
+            let mut out = Pmf {
+                k0: a.k0 + b.k0,
+                p,
+                inf: 1.0 - (1.0 - a.inf) * (1.0 - b.inf),
+            };
+            out.truncate();
+            out
         };
-        out.truncate();
-        out
+        (mk(x.0, y.0, p1), mk(x.1, y.1, p2))
     }
 
     /// Pessimistic truncation: upper tail to +inf, lower tail up onto the first kept atom.
@@ -101,18 +100,22 @@ impl Pmf {
         self.p = p;
     }
 
-    fn pow(&self, mut t: usize) -> Pmf {
-        let mut base = self.clone();
-        let mut acc = Pmf::identity();
+    /// (r^t, a^t) by binary powering.
+    fn pow_two(r: &Pmf, a: &Pmf, mut t: usize) -> (Pmf, Pmf) {
+        let mut base = (r.clone(), a.clone());
+        let mut acc: Option<(Pmf, Pmf)> = None;
         loop {
             if t & 1 == 1 {
-                acc = acc.compose(&base);
+                acc = Some(match acc {
+                    None => base.clone(),
+                    Some(c) => Pmf::compose_two((&c.0, &c.1), Some((&base.0, &base.1))),
+                });
             }
             t >>= 1;
             if t == 0 {
-                return acc;
+                return acc.expect("t >= 1");
             }
-            base = base.compose(&base);
+            base = Pmf::compose_two((&base.0, &base.1), None);
         }
     }
 
@@ -134,11 +137,23 @@ impl Pmf {
     }
 }
 
+/// t - (1 - q) with t = e^eps, to full relative precision: e^eps for q = 1, else
+/// (1 - q) expm1(eps - log(1 - q)). (expm1(eps) + q loses all digits when e^eps << 1, e.g.
+/// at eps = -35 for q = 1, which used to corrupt the add-direction PLD.)
+fn t_minus_1_plus_q(q: f64, eps: f64) -> f64 {
+    if q == 1.0 {
+        eps.exp()
+    } else {
+        let l1q = (-q).ln_1p();
+        (1.0 - q) * (eps - l1q).exp_m1()
+    }
+}
+
 /// delta(eps) of one step, remove direction (= add direction for q = 1): with t = e^eps and
 /// x_t = z^2 log((t - 1 + q)/q) + 1/2 the point where P/Q = t,
 /// H(t) = q Phi_bar((x_t - 1)/z) - (t - 1 + q) Phi_bar(x_t/z).
 fn delta_one(q: f64, z: f64, eps: f64) -> f64 {
-    let c = eps.exp_m1() + q; // t - 1 + q
+    let c = t_minus_1_plus_q(q, eps);
     if c <= 0.0 {
         return 1.0 - eps.exp();
     }
@@ -149,7 +164,7 @@ fn delta_one(q: f64, z: f64, eps: f64) -> f64 {
 /// u(eps) = H(t) - (1 - t) = t H_{1/t}(Q || P) = (t - 1 + q) Phi(x_t/z) - q Phi((x_t - 1)/z),
 /// accurate for eps < 0 where H(t) is close to 1 - t.
 fn excess_one(q: f64, z: f64, eps: f64) -> f64 {
-    let c = eps.exp_m1() + q;
+    let c = t_minus_1_plus_q(q, eps);
     if c <= 0.0 {
         return 0.0;
     }
@@ -159,8 +174,8 @@ fn excess_one(q: f64, z: f64, eps: f64) -> f64 {
 
 /// The connect-the-dots pair for one step, as (remove PLD, add PLD).
 fn one_step(q: f64, z: f64, h: f64, steps: usize) -> Result<(Pmf, Pmf)> {
-    // Upper end: the profile level past which mass goes to +inf; T times it stays <= 1e-14.
-    let level = (1e-14 / steps as f64).max(1e-300);
+    // Upper end: the profile level past which mass goes to +inf; T times it stays <= 1e-18.
+    let level = (1e-18 / steps as f64).max(1e-300);
     let mut e_hi = 0.01f64;
     while delta_one(q, z, e_hi) > level {
         e_hi *= 2.0;
@@ -211,7 +226,11 @@ fn one_step(q: f64, z: f64, h: f64, steps: usize) -> Result<(Pmf, Pmf)> {
     let diff = |a: (f64, bool), b: (f64, bool)| -> f64 {
         // a - b as slopes of H; u-slopes are H-slopes + 1.
         let conv = |s: (f64, bool)| if s.1 { s.0 - 1.0 } else { s.0 };
-        if a.1 == b.1 { a.0 - b.0 } else { conv(a) - conv(b) }
+        if a.1 == b.1 {
+            a.0 - b.0
+        } else {
+            conv(a) - conv(b)
+        }
     };
     let mut rem = Vec::with_capacity(n);
     let mut add = Vec::with_capacity(n);
@@ -286,8 +305,7 @@ impl PldAccountant {
 
     fn eps_at(&self, q: f64, steps: usize, z: f64, delta: f64, h: f64) -> Result<f64> {
         let (r1, a1) = one_step(q, z, h, steps)?;
-        let r = r1.pow(steps);
-        let a = a1.pow(steps);
+        let (r, a) = Pmf::pow_two(&r1, &a1, steps);
         Ok(epsilon_from(&r, &a, h, delta))
     }
 
@@ -318,7 +336,7 @@ impl PldAccountant {
         }
         let h = self.discretization;
         let (r1, a1) = one_step(q, z, h, steps)?;
-        let (r, a) = (r1.pow(steps), a1.pow(steps));
+        let (r, a) = Pmf::pow_two(&r1, &a1, steps);
         Ok(r.delta(eps, h).max(a.delta(eps, h)).min(1.0))
     }
 }
