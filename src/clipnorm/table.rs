@@ -271,7 +271,9 @@ pub fn recommend(table: &StudyTable) -> Vec<Recommendation> {
     out
 }
 
-fn cell(e: &Option<Entry>) -> String {
+/// A cell "93.39 ± 0.71 % (η=6)"; a dagger marks an eta at either end of the grid (the optimum
+/// may lie outside it).
+fn cell(e: &Option<Entry>, grid: &[f64]) -> String {
     match e {
         Some(e) => {
             let div = if e.diverged > 0 {
@@ -279,8 +281,15 @@ fn cell(e: &Option<Entry>) -> String {
             } else {
                 String::new()
             };
+            let lo = grid.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = grid.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let edge = if grid.len() > 1 && (e.eta == lo || e.eta == hi) {
+                "†"
+            } else {
+                ""
+            };
             format!(
-                "{:.2} ± {:.2} % (η={}{div})",
+                "{:.2} ± {:.2} % (η={}{edge}{div})",
                 100.0 * e.mean,
                 100.0 * e.sd,
                 e.eta
@@ -334,7 +343,11 @@ pub fn markdown(t: &StudyTable, recs: &[Recommendation], figure: Option<&str>) -
     let _ = writeln!(s, "{} |", heads.join(" | "));
     let _ = writeln!(s, "|---|{}", "---|".repeat(t.columns.len()));
     for (i, tau) in t.taus.iter().enumerate() {
-        let row: Vec<String> = t.columns.iter().map(|c| cell(&c.entries[i])).collect();
+        let row: Vec<String> = t
+            .columns
+            .iter()
+            .map(|c| cell(&c.entries[i], &t.learning_rates))
+            .collect();
         let _ = writeln!(s, "| τ = {} | {} |", tau.label(), row.join(" | "));
     }
     if let Some(b) = &t.baseline {
@@ -342,10 +355,26 @@ pub fn markdown(t: &StudyTable, recs: &[Recommendation], figure: Option<&str>) -
         let _ = writeln!(
             s,
             "| Non-private baseline | {} |{pad}",
-            cell(&Some(b.clone()))
+            cell(&Some(b.clone()), &t.learning_rates)
         );
     }
     s.push('\n');
+    let edge = t
+        .columns
+        .iter()
+        .flat_map(|c| c.entries.iter().flatten())
+        .chain(t.baseline.iter())
+        .any(|e| {
+            t.learning_rates.len() > 1
+                && (t.learning_rates.iter().all(|&g| e.eta <= g)
+                    || t.learning_rates.iter().all(|&g| e.eta >= g))
+        });
+    if edge {
+        let _ = writeln!(
+            s,
+            "† the best η is at an end of the η grid; the optimum may lie outside it.\n"
+        );
+    }
     if t.columns.iter().any(|c| c.rnmm.is_some()) {
         let _ = writeln!(
             s,
@@ -366,10 +395,10 @@ pub fn markdown(t: &StudyTable, recs: &[Recommendation], figure: Option<&str>) -
             let with = c
                 .rnmm
                 .as_ref()
-                .map(|r| cell(&Some(r.entry.clone())))
+                .map(|r| cell(&Some(r.entry.clone()), &t.learning_rates))
                 .unwrap_or_else(|| "—".into());
             let without = rec
-                .map(|r| cell(&c.entries[r.best]))
+                .map(|r| cell(&c.entries[r.best], &t.learning_rates))
                 .unwrap_or_else(|| "—".into());
             let _ = write!(row, " {with} | {without} |");
         }
