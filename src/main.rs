@@ -20,6 +20,12 @@ enum Command {
     Data(cli::data::DataArgs),
     /// Theorems as code: phi (Eq. 1), schedules, explicit bounds and exponents.
     Theory(cli::theory::TheoryArgs),
+    /// Run one experiment spec (Monte Carlo rate check): results, report and plots.
+    Run(cli::run::RunArgs),
+    /// Run every experiment spec in simulations/ and print the verification table.
+    Verify(cli::verify::VerifyArgs),
+    /// Merge the shards of a sharded run into exactly what an unsharded run writes.
+    Merge(cli::merge::MergeArgs),
 }
 
 fn main() {
@@ -28,6 +34,9 @@ fn main() {
         Command::Train(a) => cli::train::run(a),
         Command::Data(a) => cli::data::run(a),
         Command::Theory(a) => cli::theory::run(a),
+        Command::Run(a) => cli::run::run(a),
+        Command::Verify(a) => cli::verify::run(a),
+        Command::Merge(a) => cli::merge::run(a),
     };
     if let Err(e) = result {
         // One line, no backtrace: the error chain joined by ": ".

@@ -2,5 +2,8 @@
 //! stdout is one JSON object.
 
 pub mod data;
+pub mod merge;
+pub mod run;
 pub mod theory;
 pub mod train;
+pub mod verify;
