@@ -178,10 +178,15 @@ impl Figure {
             };
             if let Some(l) = &s.label {
                 let style = s.style;
-                anno.label(l.clone()).legend(move |(x, y)| match style {
-                    Style::Points => Circle::new((x + 10, y), 5, c.filled()).into_dyn(),
-                    Style::Line => PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)).into_dyn(),
-                    _ => PathElement::new(vec![(x, y), (x + 6, y), (x + 12, y), (x + 20, y)], c.stroke_width(1)).into_dyn(),
+                anno.label(l.clone()).legend(move |(x, y)| {
+                    let seg = |a: i32, b: i32| PathElement::new(vec![(x + a, y), (x + b, y)], c.stroke_width(2));
+                    match style {
+                        Style::Points => Circle::new((x + 10, y), 5, c.filled()).into_dyn(),
+                        Style::Line => seg(0, 20).into_dyn(),
+                        // The label names the dash pattern; the key is a short stroke.
+                        Style::Dashed => seg(4, 14).into_dyn(),
+                        Style::Dotted => seg(8, 11).into_dyn(),
+                    }
                 });
             }
         }
