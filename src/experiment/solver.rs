@@ -28,7 +28,7 @@ pub fn solve(spec: &LossSpec, loss: &dyn Loss, data: &Dataset) -> Result<Referen
         LossSpec::Sharp => weighted_geometric_median(data, 1e-13, 100_000),
         LossSpec::AppendixL => Ok(appendix_l(data)),
         LossSpec::Huber { .. } | LossSpec::Robust | LossSpec::Logistic { .. } => {
-            newton(loss, data, &vec![0.0; loss.param_dim()], 1e-11, 200)
+            newton(loss, data, &vec![0.0; loss.param_dim()], 1e-10, 500)
         }
         LossSpec::TanhNet { .. } => Err(Error::param(
             "the tanh network has no exact solver; use a convex or robust-regression loss",
@@ -241,7 +241,9 @@ pub fn newton(
             )));
         }
     }
+    mean_grad(loss, &w, data, &mut g);
     Err(Error::Numerical(format!(
-        "Newton did not converge in {max_iter} iterations (is the minimizer finite?)"
+        "Newton did not converge in {max_iter} iterations: ||grad f|| = {:e} at f = {f} (is the minimizer finite?)",
+        norm2(&g)
     )))
 }

@@ -51,6 +51,23 @@ pub struct Figure {
     pub size: (u32, u32),
 }
 
+/// A log-axis tick label: "1e-3", "2e-3", "5e-3" at mantissas 1, 2, 5; empty otherwise (so the
+/// labels never crowd).
+pub fn tick(v: f64) -> String {
+    if !(v > 0.0 && v.is_finite()) {
+        return String::new();
+    }
+    let e = v.log10().floor();
+    let m = v / 10f64.powf(e);
+    for t in [1.0, 2.0, 5.0, 10.0] {
+        if (m - t).abs() < 1e-3 * t {
+            let (m, e) = if t == 10.0 { (1.0, e + 1.0) } else { (t, e) };
+            return format!("{m}e{e}");
+        }
+    }
+    String::new()
+}
+
 /// A color-blind friendly palette (Okabe-Ito).
 pub fn color(i: usize) -> RGBColor {
     const P: [RGBColor; 8] = [
@@ -134,8 +151,10 @@ impl Figure {
             .y_desc(&self.y_label)
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 18))
-            .x_label_formatter(&|v| format!("{v:.0e}"))
-            .y_label_formatter(&|v| format!("{v:.0e}"))
+            .x_labels(30)
+            .y_labels(30)
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         let clip = |p: &(f64, f64)| p.0 > 0.0 && p.1 > 0.0 && p.1 >= y0 && p.1 <= y1;
