@@ -113,17 +113,30 @@ fn tiny_spec_runs_end_to_end() {
     }
     for c in cells.values() {
         assert_eq!(c.replicates.len(), 3);
-        assert!(c.replicates.iter().all(|r| r.risk.is_finite() && r.risk >= -1e-9));
+        assert!(
+            c.replicates
+                .iter()
+                .all(|r| r.risk.is_finite() && r.risk >= -1e-9)
+        );
     }
     // The fixed-tau series is an ablation: no bound.
     assert!(s.series[2].verdict.starts_with("ablation"));
-    assert!(cells.values().filter(|c| c.series == 2).all(|c| c.replicates.iter().all(|r| r.bound.is_none())));
+    assert!(
+        cells
+            .values()
+            .filter(|c| c.series == 2)
+            .all(|c| c.replicates.iter().all(|r| r.bound.is_none()))
+    );
     // Same seeds, same bytes.
     let again = tmp("e2e-again");
     let cells2 = experiment::run(&spec, &opts(&again)).unwrap();
     experiment::finalize(&spec, &cells2, &again, None).unwrap();
     for f in OUTPUTS {
-        assert_eq!(read(&out.join(f)), read(&again.join(f)), "{f} differs between runs");
+        assert_eq!(
+            read(&out.join(f)),
+            read(&again.join(f)),
+            "{f} differs between runs"
+        );
     }
 }
 
@@ -200,7 +213,10 @@ fn interrupted_run_resumes_without_losing_or_repeating_cells() {
     assert_eq!(sorted.len(), after.len(), "a cell was written twice");
     assert_eq!(after, (0..spec.cells()).collect::<Vec<_>>());
     for c in &before {
-        assert_eq!(first[c], all[c], "finished cell {c} was recomputed differently");
+        assert_eq!(
+            first[c], all[c],
+            "finished cell {c} was recomputed differently"
+        );
     }
     assert_eq!(read(&path), read(&whole.join("results.jsonl")));
     // Resuming into a folder written by another spec is refused.
@@ -212,7 +228,9 @@ fn interrupted_run_resumes_without_losing_or_repeating_cells() {
 
 #[test]
 fn fit_recovers_a_known_slope_with_ci_coverage() {
-    let phis: Vec<f64> = (0..7).map(|i| 0.1 * 10f64.powf(-(i as f64) / 3.0)).collect();
+    let phis: Vec<f64> = (0..7)
+        .map(|i| 0.1 * 10f64.powf(-(i as f64) / 3.0))
+        .collect();
     let truth = 0.7;
     let trials = 200;
     let mut covered = 0;
@@ -244,7 +262,9 @@ fn fit_recovers_a_known_slope_with_ci_coverage() {
 
 fn random_data(n: usize, d: usize, seed: u64, weights: bool) -> Dataset {
     let mut rng = stream(seed, 0, Purpose::Data);
-    let x: Vec<f64> = (0..n * d).map(|_| StandardNormal.sample(&mut rng)).collect();
+    let x: Vec<f64> = (0..n * d)
+        .map(|_| StandardNormal.sample(&mut rng))
+        .collect();
     let y: Vec<f64> = (0..n)
         .map(|_| {
             if weights {

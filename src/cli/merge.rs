@@ -27,6 +27,10 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     let cells = experiment::merge(&spec, &out)?;
     let summary = experiment::finalize(&spec, &cells, &out, None)?;
     print!("{}", report::text_table(&report::table_rows(&summary)));
-    println!("merged {} cells into {}/results.jsonl", cells.len(), out.display());
+    println!(
+        "merged {} cells into {}/results.jsonl",
+        cells.len(),
+        out.display()
+    );
     Ok(())
 }

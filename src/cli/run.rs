@@ -38,8 +38,14 @@ pub fn parse_shard(s: &str) -> std::result::Result<(usize, usize), String> {
     let (i, n) = s
         .split_once('/')
         .ok_or_else(|| format!("--shard must look like I/N (e.g. 2/8), but is {s:?}"))?;
-    let i: usize = i.trim().parse().map_err(|_| format!("--shard: bad I in {s:?}"))?;
-    let n: usize = n.trim().parse().map_err(|_| format!("--shard: bad N in {s:?}"))?;
+    let i: usize = i
+        .trim()
+        .parse()
+        .map_err(|_| format!("--shard: bad I in {s:?}"))?;
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("--shard: bad N in {s:?}"))?;
     if n == 0 || i == 0 || i > n {
         return Err(format!("--shard I/N needs 1 <= I <= N, but is {i}/{n}"));
     }

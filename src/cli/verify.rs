@@ -56,7 +56,11 @@ pub fn spec_files(dir: &PathBuf) -> Result<Vec<PathBuf>> {
 pub fn run(args: &VerifyArgs) -> Result<()> {
     let scale = if args.full { Scale::Full } else { Scale::Quick };
     let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("results").join(if args.full { "verify-full" } else { "verify-quick" })
+        PathBuf::from("results").join(if args.full {
+            "verify-full"
+        } else {
+            "verify-quick"
+        })
     });
     let plots = args.plots.clone().unwrap_or_else(|| {
         if args.full {

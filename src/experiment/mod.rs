@@ -42,8 +42,11 @@ pub fn finalize(
         move |e| Error::io(p, e)
     };
     let js = out.join("summary.json");
-    std::fs::write(&js, serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n")
-        .map_err(io(&js))?;
+    std::fs::write(
+        &js,
+        serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n",
+    )
+    .map_err(io(&js))?;
     let plot_dir = plots.unwrap_or(out);
     std::fs::create_dir_all(plot_dir).map_err(io(plot_dir))?;
     let stem = plot_dir.join(&spec.raw.name);

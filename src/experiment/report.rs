@@ -75,7 +75,9 @@ pub struct SpecSummary {
 }
 
 fn range(v: impl Iterator<Item = f64>) -> (f64, f64) {
-    v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)))
+    v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    })
 }
 
 /// Analyzes the finished cells of `spec` (all cells must be present).
@@ -362,7 +364,8 @@ pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellRe
             c.epsilon,
             c.steps,
             or,
-            b.map(|b| format!("{:.4e}", fit::mean(&b))).unwrap_or("n/a".into())
+            b.map(|b| format!("{:.4e}", fit::mean(&b)))
+                .unwrap_or("n/a".into())
         );
     }
     out
@@ -404,7 +407,10 @@ pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>)
             let (a, b) = f.phi_range;
             series.push(Series {
                 label: None,
-                points: vec![(a, (f.intercept + f.slope * a.ln()).exp()), (b, (f.intercept + f.slope * b.ln()).exp())],
+                points: vec![
+                    (a, (f.intercept + f.slope * a.ln()).exp()),
+                    (b, (f.intercept + f.slope * b.ln()).exp()),
+                ],
                 errors: vec![],
                 style: Style::Line,
                 color: i,
@@ -448,7 +454,14 @@ pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>)
     });
     if any_bound {
         series.push(Series {
-            label: Some(if spec.raw.theorem.is_lower_bound() { "lower bound (dotted)" } else { "explicit bound (dotted)" }.into()),
+            label: Some(
+                if spec.raw.theorem.is_lower_bound() {
+                    "lower bound (dotted)"
+                } else {
+                    "explicit bound (dotted)"
+                }
+                .into(),
+            ),
             points: vec![],
             errors: vec![],
             style: Style::Dotted,

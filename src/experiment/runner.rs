@@ -157,13 +157,13 @@ pub fn read_results(path: &Path, expect: &Header) -> Result<BTreeMap<usize, Cell
     }
     for line in lines {
         let line = line.map_err(io)?;
-        if let Ok(c) = serde_json::from_str::<CellResult>(&line) {
-            if cells.insert(c.cell, c).is_some() {
-                return Err(Error::Config(format!(
-                    "{}: a cell appears twice",
-                    path.display()
-                )));
-            }
+        if let Ok(c) = serde_json::from_str::<CellResult>(&line)
+            && cells.insert(c.cell, c).is_some()
+        {
+            return Err(Error::Config(format!(
+                "{}: a cell appears twice",
+                path.display()
+            )));
         }
     }
     Ok(cells)
@@ -216,7 +216,13 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
         todo.truncate(m);
     }
     // Largest T first, so the long cells do not trail at the end.
-    todo.sort_by(|a, b| spec.cell(*a).1.cmp(&spec.cell(*b).1).reverse().then(a.cmp(b)));
+    todo.sort_by(|a, b| {
+        spec.cell(*a)
+            .1
+            .cmp(&spec.cell(*b).1)
+            .reverse()
+            .then(a.cmp(b))
+    });
     let work = |c: usize| spec.replicates as f64 * steps_estimate(spec, spec.cell(c).1);
     let progress = Progress::new(
         todo.iter().map(|&c| work(c)).sum(),
@@ -233,7 +239,9 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
     let new: Vec<CellResult> = todo
         .par_iter()
         .map(|&c| -> Result<CellResult> {
-            let cell = run_cell(spec, c, &|| progress.add(steps_estimate(spec, spec.cell(c).1)))?;
+            let cell = run_cell(spec, c, &|| {
+                progress.add(steps_estimate(spec, spec.cell(c).1))
+            })?;
             let line = serde_json::to_string(&cell).expect("cell serializes") + "\n";
             let mut f = file.lock().expect("results file lock");
             f.write_all(line.as_bytes())
@@ -272,7 +280,13 @@ pub fn run_cell(spec: &Spec, c: usize, tick: &(dyn Fn() + Sync)) -> Result<CellR
             out
         })
         .collect::<Result<Vec<_>>>()
-        .map_err(|e| Error::Numerical(format!("cell {c} ({}, phi = {:.4e}): {e}", spec.label(s), point.phi)))?;
+        .map_err(|e| {
+            Error::Numerical(format!(
+                "cell {c} ({}, phi = {:.4e}): {e}",
+                spec.label(s),
+                point.phi
+            ))
+        })?;
     let steps = reps.first().map(|r| r.1).unwrap_or(0);
     Ok(CellResult {
         cell: c,
@@ -346,10 +360,7 @@ pub fn gradient_risk(id: TheoremId) -> bool {
 
 /// The data set of (series s, grid point, replicate r).
 pub fn build_data(spec: &Spec, s: usize, n: usize, r: usize) -> Result<Dataset> {
-    let ds = spec.series_data(
-        s,
-        (spec.raw.sweep.vary == Vary::N).then_some(n),
-    )?;
+    let ds = spec.series_data(s, (spec.raw.sweep.vary == Vary::N).then_some(n))?;
     let base = derive_seed(spec.raw.seed, s as u64, Purpose::Other(DATA_TAG));
     let rep = if spec.raw.fresh_data { r as u64 } else { 0 };
     let mut data = ds.build(&mut stream(base, rep, Purpose::Data))?;
@@ -384,9 +395,7 @@ fn g_of(spec: &Spec, s: usize) -> Result<f64> {
     }
     match spec.series_data(s, None)? {
         DataSpec::Generated(g) => g.lipschitz_k_norm(&spec.raw.loss)?.ok_or_else(|| {
-            Error::Config(
-                "the generator cannot give G for this loss and k; set constants.g".into(),
-            )
+            Error::Config("the generator cannot give G for this loss and k; set constants.g".into())
         }),
         _ => Err(Error::Config("set constants.g for this data source".into())),
     }
@@ -483,7 +492,9 @@ pub fn run_replicate(
     let gi = per_sample_lipschitz(loss.as_ref(), &data);
     match sched.full_version() {
         TheoremId::H1 => {
-            let gi = gi.clone().ok_or_else(|| Error::Config("Thm H.1 needs per-sample G_i".into()))?;
+            let gi = gi
+                .clone()
+                .ok_or_else(|| Error::Config("Thm H.1 needs per-sample G_i".into()))?;
             let g_n = gi.iter().cloned().fold(0.0, f64::max);
             let tau = match ser.clip {
                 ClipRule::Theorem => g_n,
@@ -491,7 +502,8 @@ pub fn run_replicate(
                 ClipRule::Fixed(t) => t.min(g_n),
             };
             let fi = crate::theory::alpha::per_sample_minima(&raw.loss, loss.as_ref(), &data)?;
-            let delta = crate::theory::alpha::delta_star(loss.as_ref(), &data, &reference.w_star, &fi)?;
+            let delta =
+                crate::theory::alpha::delta_star(loss.as_ref(), &data, &reference.w_star, &fi)?;
             let alpha = crate::theory::estimate_alpha(
                 loss.as_ref(),
                 &data,
@@ -520,7 +532,8 @@ pub fn run_replicate(
                 .map(|v| v / data.n as f64)
                 .ok_or_else(|| Error::Config("Thm N.1 needs per-sample smoothness".into()))?;
             params.l = Some(l);
-            params.f_gap = Some((mean_value(loss.as_ref(), &w0, &data) - reference.f_star).max(0.0));
+            params.f_gap =
+                Some((mean_value(loss.as_ref(), &w0, &data) - reference.f_star).max(0.0));
         }
         _ => {}
     }
@@ -589,7 +602,14 @@ pub fn run_replicate(
     let mut gbuf = vec![0.0; p];
     alg.run_observed(loss.as_ref(), &data, seed, r as u64, &mut |t, w| {
         while j < at.len() && at[j] == t {
-            acc += risk_at(loss.as_ref(), &data, w, reference.f_star, grad_risk, &mut gbuf);
+            acc += risk_at(
+                loss.as_ref(),
+                &data,
+                w,
+                reference.f_star,
+                grad_risk,
+                &mut gbuf,
+            );
             j += 1;
         }
     })?;
@@ -695,7 +715,11 @@ impl Progress {
         let frac = (st.0 / self.total).min(1.0);
         let width = 30;
         let fill = (frac * width as f64) as usize;
-        let eta = if frac > 0.0 { el * (1.0 - frac) / frac } else { f64::NAN };
+        let eta = if frac > 0.0 {
+            el * (1.0 - frac) / frac
+        } else {
+            f64::NAN
+        };
         eprint!(
             "\r{:<24} [{}{}] {:>5.1}%  {}/{} cells  {:>6.1}s  ETA {}   ",
             self.name,
@@ -705,7 +729,11 @@ impl Progress {
             st.1,
             self.cells,
             el,
-            if eta.is_finite() { format!("{eta:.0}s") } else { "?".into() }
+            if eta.is_finite() {
+                format!("{eta:.0}s")
+            } else {
+                "?".into()
+            }
         );
     }
     fn finish(&self) {

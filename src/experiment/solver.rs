@@ -206,7 +206,11 @@ pub fn newton(
             if let Some(ch) = m.cholesky() {
                 break ch.solve(&gv);
             }
-            shift = if shift == 0.0 { 1e-8 * (1.0 + gn) } else { shift * 10.0 };
+            shift = if shift == 0.0 {
+                1e-8 * (1.0 + gn)
+            } else {
+                shift * 10.0
+            };
             if shift > 1e12 {
                 return Err(Error::Numerical("Newton: Hessian shift diverged".into()));
             }
@@ -215,7 +219,11 @@ pub fn newton(
         let mut step = 1.0;
         let mut accepted = false;
         for _ in 0..60 {
-            let trial: Vec<f64> = w.iter().zip(dir.iter()).map(|(a, b)| a - step * b).collect();
+            let trial: Vec<f64> = w
+                .iter()
+                .zip(dir.iter())
+                .map(|(a, b)| a - step * b)
+                .collect();
             let ft = mean_value(loss, &trial, data);
             if ft <= f - 1e-4 * step * slope || (ft <= f && step < 1e-6) {
                 w = trial;

@@ -309,7 +309,7 @@ impl Spec {
             return Err(Error::Config("a spec needs at least one [[series]]".into()));
         }
         for (i, s) in raw.series.iter().enumerate() {
-            if !(s.k > 1.0) {
+            if s.k.is_nan() || s.k <= 1.0 {
                 return Err(Error::param(format!(
                     "series[{i}].k must be > 1 (Assumption 6.1; \"inf\" for uniform), but is {}",
                     s.k
@@ -327,7 +327,12 @@ impl Spec {
                 _ => {}
             }
             if let Some(h) = s.heavy_shift {
-                check_open(&format!("series[{i}].heavy_shift.quantile"), h.quantile, 0.0, 1.0)?;
+                check_open(
+                    &format!("series[{i}].heavy_shift.quantile"),
+                    h.quantile,
+                    0.0,
+                    1.0,
+                )?;
             }
         }
         if raw.theorem.is_lower_bound() && raw.sweep.vary != Vary::N {
@@ -381,7 +386,9 @@ impl Spec {
     /// Legend label of series `s`.
     pub fn label(&self, s: usize) -> String {
         let ser = &self.raw.series[s];
-        ser.label.clone().unwrap_or_else(|| format!("k = {}", fmt_k(ser.k)))
+        ser.label
+            .clone()
+            .unwrap_or_else(|| format!("k = {}", fmt_k(ser.k)))
     }
 
     /// The data spec of series `s`, with its k and law set and n overridden.

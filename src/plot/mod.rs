@@ -124,10 +124,10 @@ impl Figure {
                 }
             }
         }
-        if !(x0 < x1) {
+        if x0.partial_cmp(&x1) != Some(std::cmp::Ordering::Less) {
             (x0, x1) = (1e-3, 1.0);
         }
-        if !(y0 < y1) {
+        if y0.partial_cmp(&y1) != Some(std::cmp::Ordering::Less) {
             (y0, y1) = (1e-3, 1.0);
         }
         ((x0 / 1.25, x1 * 1.25), (y0 / 2.0, y1 * 2.0))
@@ -177,28 +177,22 @@ impl Figure {
                             )))?;
                         }
                     }
-                    chart.draw_series(
-                        pts.iter().map(|&p| Circle::new(p, 5, c.filled())),
-                    )?
+                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?
                 }
                 Style::Line => chart.draw_series(LineSeries::new(pts, c.stroke_width(2)))?,
-                Style::Dashed => chart.draw_series(DashedLineSeries::new(
-                    pts,
-                    8,
-                    6,
-                    c.stroke_width(2),
-                ))?,
-                Style::Dotted => chart.draw_series(DashedLineSeries::new(
-                    pts,
-                    2,
-                    5,
-                    c.stroke_width(2),
-                ))?,
+                Style::Dashed => {
+                    chart.draw_series(DashedLineSeries::new(pts, 8, 6, c.stroke_width(2)))?
+                }
+                Style::Dotted => {
+                    chart.draw_series(DashedLineSeries::new(pts, 2, 5, c.stroke_width(2)))?
+                }
             };
             if let Some(l) = &s.label {
                 let style = s.style;
                 anno.label(l.clone()).legend(move |(x, y)| {
-                    let seg = |a: i32, b: i32| PathElement::new(vec![(x + a, y), (x + b, y)], c.stroke_width(2));
+                    let seg = |a: i32, b: i32| {
+                        PathElement::new(vec![(x + a, y), (x + b, y)], c.stroke_width(2))
+                    };
                     match style {
                         Style::Points => Circle::new((x + 10, y), 5, c.filled()).into_dyn(),
                         Style::Line => seg(0, 20).into_dyn(),
