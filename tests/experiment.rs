@@ -127,9 +127,10 @@ fn tiny_spec_runs_end_to_end() {
             .filter(|c| c.series == 2)
             .all(|c| c.replicates.iter().all(|r| r.bound.is_none()))
     );
-    // Same seeds, same bytes.
+    // Same seeds, same bytes, whatever the number of threads.
     let again = tmp("e2e-again");
-    let cells2 = experiment::run(&spec, &opts(&again)).unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let cells2 = pool.install(|| experiment::run(&spec, &opts(&again)).unwrap());
     experiment::finalize(&spec, &cells2, &again, None).unwrap();
     for f in OUTPUTS {
         assert_eq!(

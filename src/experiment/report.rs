@@ -186,6 +186,9 @@ pub fn summarize(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> SpecSummar
             raw.constants.dist0, raw.constants.dist0
         ),
         match raw.constants.c {
+            _ if schedule_theorem(raw.theorem).full_version() == crate::theory::TheoremId::I1 => {
+                "Thm I.1 has no free C: eta = D_W/(T tau) psi^(-1/2), so the C column shows D_W".to_string()
+            }
             super::spec::FreeConstant::Value(c) => format!("C = {c} (given)"),
             _ => "C chosen per replicate to minimize the theorem's explicit bound (golden section on log C); the range used is in the table below".to_string(),
         },

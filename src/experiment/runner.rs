@@ -542,9 +542,11 @@ pub fn run_replicate(
         params,
         point: *point,
     };
-    let cst = match raw.constants.c {
-        FreeConstant::Value(v) => v,
-        FreeConstant::Rule(_) => setup.optimal_c()?,
+    let cst = match (sched.full_version(), raw.constants.c) {
+        // Thm I.1 has no free C: its eta is the convex formula with C = D_W (before Eq. 58).
+        (TheoremId::I1, _) => setup.params.d_w.unwrap_or(f64::NAN),
+        (_, FreeConstant::Value(v)) => v,
+        (_, FreeConstant::Rule(_)) => setup.optimal_c()?,
     };
     let pres = setup.prescription(cst)?;
     let d = spec.dim()? as f64;
