@@ -82,6 +82,7 @@ fn opts(out: &Path) -> RunOptions {
     RunOptions {
         out: out.to_path_buf(),
         resume: false,
+        fresh: false,
         shard: None,
         progress: false,
         stop_after: None,
@@ -129,7 +130,10 @@ fn tiny_spec_runs_end_to_end() {
     );
     // Same seeds, same bytes, whatever the number of threads.
     let again = tmp("e2e-again");
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     let cells2 = pool.install(|| experiment::run(&spec, &opts(&again)).unwrap());
     experiment::finalize(&spec, &cells2, &again, None).unwrap();
     for f in OUTPUTS {
@@ -220,6 +224,9 @@ fn interrupted_run_resumes_without_losing_or_repeating_cells() {
         );
     }
     assert_eq!(read(&path), read(&whole.join("results.jsonl")));
+    // Without --resume or --fresh, finished cells are never discarded.
+    let e = experiment::run(&spec, &opts(&dir)).unwrap_err().to_string();
+    assert!(e.contains("--resume"), "{e}");
     // Resuming into a folder written by another spec is refused.
     let mut other: ExperimentSpec = toml::from_str(TINY).unwrap();
     other.seed = 4;

@@ -17,8 +17,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub full: bool,
     /// Continue an interrupted run: keep the finished cells of the results file.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "fresh")]
     pub resume: bool,
+    /// Discard the finished cells of an existing results file and start over.
+    #[arg(long)]
+    pub fresh: bool,
     /// Run one slice of the cells (I of N, 1-based); combine with `dpsgd-lab merge`.
     #[arg(long, value_parser = parse_shard)]
     pub shard: Option<(usize, usize)>,
@@ -75,6 +78,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         &RunOptions {
             out: out.clone(),
             resume: args.resume,
+            fresh: args.fresh,
             shard: args.shard,
             progress: !args.quiet,
             stop_after: None,

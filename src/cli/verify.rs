@@ -86,6 +86,7 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
             &RunOptions {
                 out: dir.clone(),
                 resume: args.resume,
+                fresh: !args.resume,
                 shard: None,
                 progress: !args.quiet,
                 stop_after: None,

@@ -94,6 +94,9 @@ pub struct RunOptions {
     pub out: PathBuf,
     /// Keep the finished cells of an existing results file.
     pub resume: bool,
+    /// Start over even if the results file holds finished cells (otherwise that is an error,
+    /// so that a long run is never discarded by accident).
+    pub fresh: bool,
     /// Run only cells with index % N == I - 1 (I in 1..=N).
     pub shard: Option<(usize, usize)>,
     /// Progress bar on stderr.
@@ -203,6 +206,20 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
     let mut done = if opts.resume && path.exists() {
         read_results(&path, &head)?
     } else {
+        if !opts.fresh && path.exists() {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let finished = text
+                .lines()
+                .skip(1)
+                .filter(|l| !l.trim().is_empty())
+                .count();
+            if finished > 0 {
+                return Err(Error::Config(format!(
+                    "{} already holds {finished} finished cells: pass --resume to continue, --fresh to start over, or another --out",
+                    path.display()
+                )));
+            }
+        }
         BTreeMap::new()
     };
     // Rewrite canonically (drops a torn line), then append as cells finish.

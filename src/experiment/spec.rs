@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::load_toml;
 use crate::data::DataSpec;
-use crate::data::generator::{GeneratorSpec, LabelModel};
+use crate::data::generator::GeneratorSpec;
 use crate::data::radial::LawSpec;
 use crate::error::{Error, Result, check_open, check_positive};
 use crate::loss::LossSpec;
@@ -458,7 +458,6 @@ fn set_k(g: &mut GeneratorSpec, k: f64, law: Option<LawSpec>) -> Result<()> {
             ));
         }
     }
-    if let LabelModel::SharpCenters { .. } = g.labels {}
     g.check().map(|_| ())
 }
 
