@@ -10,6 +10,7 @@ pub mod dpsgd;
 pub mod error;
 pub mod linalg;
 pub mod loss;
+pub mod lower_bound;
 pub mod privacy;
 pub mod rng;
 pub mod theory;
