@@ -111,6 +111,38 @@ impl PackingSet {
         Ok(PackingSet { d, stride, bits })
     }
 
+    /// A given set of 0/1 codewords of length d (to verify a set built elsewhere); errors on a
+    /// ragged word or an entry other than 0 and 1. Properties are checked by [`Self::verify`].
+    pub fn from_codewords(d: usize, words: &[Vec<f64>]) -> Result<Self> {
+        if d == 0 || words.is_empty() {
+            return Err(Error::param(format!(
+                "a packing set needs d >= 1 and at least one codeword, but d = {d} and there are \
+                 {} codewords",
+                words.len()
+            )));
+        }
+        let stride = d.div_ceil(64);
+        let mut bits = vec![0u64; words.len() * stride];
+        for (j, w) in words.iter().enumerate() {
+            if w.len() != d {
+                return Err(Error::param(format!(
+                    "codeword {j} has length {}, not d = {d}",
+                    w.len()
+                )));
+            }
+            for (i, &b) in w.iter().enumerate() {
+                if b == 1.0 {
+                    bits[j * stride + i / 64] |= 1u64 << (i % 64);
+                } else if b != 0.0 {
+                    return Err(Error::param(format!(
+                        "codeword {j} has entry {b} at coordinate {i}; entries must be 0 or 1"
+                    )));
+                }
+            }
+        }
+        Ok(PackingSet { d, stride, bits })
+    }
+
     /// The dimension d.
     pub fn d(&self) -> usize {
         self.d
