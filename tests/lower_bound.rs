@@ -195,7 +195,7 @@ fn sampler_count_matches_dataset() {
     let q = inst(5000, 16, 4.0, 1.0);
     for seed in 0..5 {
         let data = q.sample(&mut rng(seed));
-        let m = (0..data.n).filter(|&i| data.row(i)[0] != 0.0 || norm2(data.row(i)) > 0.0).count();
+        let m = (0..data.n).filter(|&i| norm2(data.row(i)) > 0.0).count();
         assert_eq!(q.sample_nonzero_count(&mut rng(seed)), m);
         // ||x_bar|| from the data equals (m/n) p^(-1/k) ||v|| up to n additions: rel 1e-12.
         let nx = q.optimum(&data).xbar_norm;
@@ -400,16 +400,16 @@ fn eq100_empirical_moment_within_4_se() {
 
 /// For ||w - w*|| >= 4: gap >= ||x_bar|| ||w - w*|| / 2 (Eq. 110 with the constant of Eqs. 106
 /// and 109), and under the event of Eq. (107) gap >= p^(1-1/k) ||v|| ||w - w*|| / 4 (Eq. 111).
-/// Checked at 2000 random far points on 5 data sets per k; ratios >= 1 - 1e-12 (rounding of f
+/// Checked at 1000 random far points on 5 data sets per k; ratios >= 1 - 1e-12 (rounding of f
 /// relative to (1 + ||w||) ||x_bar||, with ||w|| <= 25 and the bound >= 2 ||x_bar||).
 #[test]
 fn eq110_eq111_far_points() {
     for (i, &k) in KS.iter().enumerate() {
-        let q = inst(5000, 32, k, 1.0);
+        let q = inst(1000, 32, k, 1.0);
         let mut r = rng(700 + i as u64);
         for _ in 0..5 {
             let data = q.sample(&mut r);
-            let rep = far_point_check(&q, &data, 2000, 20.0, &mut r);
+            let rep = far_point_check(&q, &data, 1000, 20.0, &mut r);
             assert!(rep.min_ratio_eq110 >= 1.0 - 1e-12, "k = {k}: {rep:?}");
             // n p = 38.4: the event fails with probability ~1e-4 (Eq. 107 test below).
             assert!(rep.eq107_event, "k = {k}");

@@ -2,5 +2,6 @@
 //! stdout is one JSON object.
 
 pub mod data;
+pub mod lower_bound;
 pub mod theory;
 pub mod train;

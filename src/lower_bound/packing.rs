@@ -32,7 +32,7 @@ pub struct PackingSet {
 }
 
 /// What `PackingSet::verify` measured.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct PackingReport {
     /// |V|.
     pub size: usize,
