@@ -11,8 +11,8 @@ use dpsgd_lab::data::{DataSpec, Dataset};
 use dpsgd_lab::dpsgd::Projection;
 use dpsgd_lab::loss::{AppendixLLoss, dot, mean_value, norm2};
 use dpsgd_lab::lower_bound::checks::{
-    eq100_gradient_moment, eq100_lipschitz_moment, eq107_event, eq107_frequency,
-    empirical_lipschitz_moment, far_point, far_point_check,
+    empirical_lipschitz_moment, eq100_gradient_moment, eq100_lipschitz_moment, eq107_event,
+    eq107_frequency, far_point, far_point_check,
 };
 use dpsgd_lab::lower_bound::packing::{check_dimension, lemma6_size};
 use dpsgd_lab::lower_bound::{
@@ -65,8 +65,7 @@ fn f(data: &Dataset, w: &[f64]) -> f64 {
 fn lemma6_packing_properties() {
     for d in [8, 16, 32, 64, 128, 192] {
         let need = lemma6_size(d).unwrap();
-        let v = PackingSet::generate(d, need, d as u64)
-            .unwrap_or_else(|e| panic!("d = {d}: {e}"));
+        let v = PackingSet::generate(d, need, d as u64).unwrap_or_else(|e| panic!("d = {d}: {e}"));
         let r = v.verify(true).unwrap_or_else(|e| panic!("d = {d}: {e}"));
         assert_eq!(r.size, need);
         assert!(r.min_distance >= d / 8, "d = {d}: {r:?}");
@@ -85,12 +84,25 @@ fn lemma6_verify_rejects_violations() {
     let d = 16;
     let good = PackingSet::generate(d, 3, 1).unwrap();
     let mut words: Vec<Vec<f64>> = (0..3).map(|j| good.codeword(j).unwrap()).collect();
-    assert!(PackingSet::from_codewords(d, &words).unwrap().verify(false).is_ok());
+    assert!(
+        PackingSet::from_codewords(d, &words)
+            .unwrap()
+            .verify(false)
+            .is_ok()
+    );
     // |V| = 3 >= ceil(2^(7*16/128)) = 2: passes the size check too.
-    assert!(PackingSet::from_codewords(d, &words).unwrap().verify(true).is_ok());
+    assert!(
+        PackingSet::from_codewords(d, &words)
+            .unwrap()
+            .verify(true)
+            .is_ok()
+    );
     // Distance 0 < d/8 = 2: a duplicate.
     let dup = vec![words[0].clone(), words[0].clone()];
-    let e = PackingSet::from_codewords(d, &dup).unwrap().verify(false).unwrap_err();
+    let e = PackingSet::from_codewords(d, &dup)
+        .unwrap()
+        .verify(false)
+        .unwrap_err();
     assert!(e.to_string().contains("Hamming distance 0"), "{e}");
     // Distance exactly 2 = d/8 passes; a swap of one 1 and one 0 gives distance 2.
     let mut near = words[0].clone();
@@ -98,16 +110,32 @@ fn lemma6_verify_rejects_violations() {
     let zero = near.iter().position(|&b| b == 0.0).unwrap();
     near.swap(one, zero);
     let pair = vec![words[0].clone(), near];
-    assert_eq!(PackingSet::from_codewords(d, &pair).unwrap().verify(false).unwrap().min_distance, 2);
+    assert_eq!(
+        PackingSet::from_codewords(d, &pair)
+            .unwrap()
+            .verify(false)
+            .unwrap()
+            .min_distance,
+        2
+    );
     // Weight d/2 + 1.
     let z = words[1].iter().position(|&b| b == 0.0).unwrap();
     words[1][z] = 1.0;
-    let e = PackingSet::from_codewords(d, &words).unwrap().verify(false).unwrap_err();
+    let e = PackingSet::from_codewords(d, &words)
+        .unwrap()
+        .verify(false)
+        .unwrap_err();
     assert!(e.to_string().contains("not exactly d/2 = 8"), "{e}");
     // One codeword is fewer than 2^(7*64/128) = 12 at d = 64.
     let one_word = PackingSet::generate(64, 1, 0).unwrap();
     assert!(one_word.verify(false).is_ok());
-    assert!(one_word.verify(true).unwrap_err().to_string().contains("|V| = 1"));
+    assert!(
+        one_word
+            .verify(true)
+            .unwrap_err()
+            .to_string()
+            .contains("|V| = 1")
+    );
     // Entries must be 0/1.
     assert!(PackingSet::from_codewords(2, &[vec![0.5, 1.0]]).is_err());
 }
@@ -132,13 +160,19 @@ fn eq96_p_at_least_half_is_an_error() {
     assert!(e.contains("p = 0.505") && e.contains("use n > 76"), "{e}");
     assert!(spec(77, 32, 2.0, 1.0).instance().is_ok());
     // Thm L.1's hypothesis delta < exp(-eps^2): eps = 4 needs delta < 1.1e-7.
-    let e = spec(10_000, 32, 2.0, 4.0).instance().unwrap_err().to_string();
+    let e = spec(10_000, 32, 2.0, 4.0)
+        .instance()
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("delta < exp(-epsilon^2)"), "{e}");
     for k in [1.0, 0.5, f64::NAN] {
         let e = spec(1000, 32, k, 1.0).instance().unwrap_err().to_string();
         assert!(e.contains("k must be > 1"), "{e}");
     }
-    let e = spec(1000, 32, 2.0, -1.0).instance().unwrap_err().to_string();
+    let e = spec(1000, 32, 2.0, -1.0)
+        .instance()
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("epsilon"), "{e}");
 }
 
@@ -183,7 +217,10 @@ fn sampler_nonzero_frequency_within_4_se() {
         let p = q.p();
         let se = (p * (1.0 - p) / total as f64).sqrt();
         let freq = nonzero as f64 / total as f64;
-        assert!((freq - p).abs() < 4.0 * se, "k = {k}: {freq} vs p = {p}, SE {se}");
+        assert!(
+            (freq - p).abs() < 4.0 * se,
+            "k = {k}: {freq} vs p = {p}, SE {se}"
+        );
         // Negative control: the same frequency is far (> 4 SE) from 1.5 p.
         assert!((freq - 1.5 * p).abs() > 4.0 * se);
     }
@@ -250,7 +287,13 @@ fn eq105_minimizer_optimality() {
         let xbar: Vec<f64> = (0..32)
             .map(|j| (0..data.n).map(|s| data.row(s)[j]).sum::<f64>() / data.n as f64)
             .collect();
-        let resid: f64 = norm2(&xbar.iter().zip(&ws).map(|(x, w)| x - nx * w).collect::<Vec<_>>());
+        let resid: f64 = norm2(
+            &xbar
+                .iter()
+                .zip(&ws)
+                .map(|(x, w)| x - nx * w)
+                .collect::<Vec<_>>(),
+        );
         assert!(resid < 1e-12 * nx, "k = {k}: subgradient residual {resid}");
         let fstar = f(&data, &ws);
         assert!((fstar - opt.f_star).abs() < 1e-12 * nx, "k = {k}");
@@ -271,7 +314,10 @@ fn eq105_minimizer_optimality() {
         for s in [0.9, 1.1] {
             let w: Vec<f64> = ws.iter().map(|a| s * a).collect();
             let gap = f(&data, &w) - fstar;
-            assert!((gap - 0.1 * nx).abs() < 1e-12 * nx, "k = {k}, s = {s}: {gap}");
+            assert!(
+                (gap - 0.1 * nx).abs() < 1e-12 * nx,
+                "k = {k}, s = {s}: {gap}"
+            );
         }
     }
 }
@@ -284,7 +330,10 @@ fn thm_i3_constrained_minimizer() {
     let mut r = rng(300);
     let data = q.sample(&mut r);
     let opt = q.optimum(&data);
-    assert_eq!(Domain::UnitBall.projection(), Projection::L2Ball { radius: 1.0 });
+    assert_eq!(
+        Domain::UnitBall.projection(),
+        Projection::L2Ball { radius: 1.0 }
+    );
     assert_eq!(Domain::Unconstrained.projection(), Projection::None);
     assert!((norm2(&opt.w_star) - 1.0).abs() < 1e-15);
     let tol = 2e-12 * opt.xbar_norm;
@@ -358,14 +407,23 @@ fn eq100_assumption61_constant_is_3_norm_v() {
         let q = inst(1000, 32, k, 1.0);
         let g = q.g();
         assert!((g - 3.0 * 4.0).abs() < 1e-14 * g);
-        assert!((eq100_lipschitz_moment(&q) - g).abs() < 1e-14 * g, "k = {k}");
+        assert!(
+            (eq100_lipschitz_moment(&q) - g).abs() < 1e-14 * g,
+            "k = {k}"
+        );
         let mut r = rng(500 + i as u64);
         for _ in 0..1000 {
             let w = random_w(32, 5.0 * r.random::<f64>(), &mut r);
-            assert!(eq100_gradient_moment(&q, &w) <= g * (1.0 + 1e-14), "k = {k}");
+            assert!(
+                eq100_gradient_moment(&q, &w) <= g * (1.0 + 1e-14),
+                "k = {k}"
+            );
         }
         let far: Vec<f64> = q.w_star().iter().map(|a| -2.0 * a).collect();
-        assert!((eq100_gradient_moment(&q, &far) - g).abs() < 1e-13 * g, "k = {k}");
+        assert!(
+            (eq100_gradient_moment(&q, &far) - g).abs() < 1e-13 * g,
+            "k = {k}"
+        );
         // Negative control: inside the ball the gradient is -x, moment ||v|| = G/3 < G.
         let inside: Vec<f64> = q.w_star().iter().map(|a| 0.5 * a).collect();
         assert!((eq100_gradient_moment(&q, &inside) - g / 3.0).abs() < 1e-13 * g);
@@ -439,7 +497,10 @@ fn eq107_chernoff_event_frequency() {
     let pb = rep.binomial_probability;
     let se = (pb * (1.0 - pb) / draws as f64).sqrt();
     assert!((rep.event_frequency - pb).abs() < 4.0 * se, "{rep:?}");
-    assert!(rep.event_frequency >= rep.chernoff_bound - 4.0 * se, "{rep:?}");
+    assert!(
+        rep.event_frequency >= rep.chernoff_bound - 4.0 * se,
+        "{rep:?}"
+    );
     // The Chernoff bound is a bound: below the exact probability.
     assert!(rep.chernoff_bound <= pb);
     // Mean count within 4 SE = 4 sqrt(n p (1-p) / N) of n p.
@@ -447,7 +508,10 @@ fn eq107_chernoff_event_frequency() {
     assert!((rep.mean_nonzero - np).abs() < 4.0 * se_m, "{rep:?}");
     let pe = rep.empty_probability;
     let se_e = (pe * (1.0 - pe) / draws as f64).sqrt();
-    assert!((rep.empty_frequency - pe).abs() < 4.0 * se_e + 1.0 / draws as f64, "{rep:?}");
+    assert!(
+        (rep.empty_frequency - pe).abs() < 4.0 * se_e + 1.0 / draws as f64,
+        "{rep:?}"
+    );
     // Negative control: the event frequency is not 1 (the event does fail at n p = 9.6: P ~ 0.96).
     assert!(rep.event_frequency < 1.0 - 4.0 * se);
     // The data-set version of the event agrees with the count version on a sample.

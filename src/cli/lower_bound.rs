@@ -5,7 +5,9 @@ use anyhow::{Result, bail};
 use clap::Args;
 use serde::Serialize;
 
-use dpsgd_lab::lower_bound::checks::{ChernoffReport, FarPointReport, eq107_frequency, far_point_check};
+use dpsgd_lab::lower_bound::checks::{
+    ChernoffReport, FarPointReport, eq107_frequency, far_point_check,
+};
 use dpsgd_lab::lower_bound::packing::{PackingReport, lemma6_size};
 use dpsgd_lab::lower_bound::{AppendixLSpec, OptimumKind, PackingSet};
 use dpsgd_lab::rng::{Purpose, stream};
@@ -171,8 +173,17 @@ fn print_human(o: &Out) {
     );
     println!(
         "{:>10} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "n", "p", "phi", "p^(1-1/k)|v|", "f*", "mean m", "P(E107)", "binom", "chernoff",
-        "empty", "(1-p)^n"
+        "n",
+        "p",
+        "phi",
+        "p^(1-1/k)|v|",
+        "f*",
+        "mean m",
+        "P(E107)",
+        "binom",
+        "chernoff",
+        "empty",
+        "(1-p)^n"
     );
     for r in &o.rows {
         let c = &r.chernoff;

@@ -156,9 +156,15 @@ pub struct ChernoffReport {
 
 /// Draws `draws` data sets of n samples (by nonzero count, the same stream consumption as
 /// [`QvInstance::sample`]) and measures the Chernoff event of Eq. (107) and empty data sets.
-pub fn eq107_frequency(inst: &QvInstance, draws: usize, rng: &mut SimRng) -> Result<ChernoffReport> {
+pub fn eq107_frequency(
+    inst: &QvInstance,
+    draws: usize,
+    rng: &mut SimRng,
+) -> Result<ChernoffReport> {
     if draws == 0 {
-        return Err(Error::param("the number of draws must be at least 1, but is 0"));
+        return Err(Error::param(
+            "the number of draws must be at least 1, but is 0",
+        ));
     }
     let thr = inst.eq107_threshold();
     let (mut hits, mut empty, mut total) = (0usize, 0usize, 0usize);
@@ -169,15 +175,12 @@ pub fn eq107_frequency(inst: &QvInstance, draws: usize, rng: &mut SimRng) -> Res
         hits += (inst.xbar_norm_for_count(m) >= thr) as usize;
     }
     let np = inst.expected_nonzero();
-    let bin = Binomial::new(inst.p(), inst.n() as u64)
-        .map_err(|e| Error::Numerical(format!("binomial(n = {}, p = {}): {e}", inst.n(), inst.p())))?;
+    let bin = Binomial::new(inst.p(), inst.n() as u64).map_err(|e| {
+        Error::Numerical(format!("binomial(n = {}, p = {}): {e}", inst.n(), inst.p()))
+    })?;
     // P(m >= np/2) = 1 - P(m <= ceil(np/2) - 1).
     let m_min = (np / 2.0).ceil() as u64;
-    let binomial_probability = if m_min == 0 {
-        1.0
-    } else {
-        bin.sf(m_min - 1)
-    };
+    let binomial_probability = if m_min == 0 { 1.0 } else { bin.sf(m_min - 1) };
     Ok(ChernoffReport {
         draws,
         event_frequency: hits as f64 / draws as f64,

@@ -73,7 +73,9 @@ impl PackingSet {
     pub fn generate(d: usize, size: usize, seed: u64) -> Result<Self> {
         check_dimension(d)?;
         if size == 0 {
-            return Err(Error::param("the packing set size must be at least 1, but is 0"));
+            return Err(Error::param(
+                "the packing set size must be at least 1, but is 0",
+            ));
         }
         let stride = d.div_ceil(64);
         let min_dist = d / 8;
@@ -175,7 +177,10 @@ impl PackingSet {
     /// Hamming distance between codewords a and b (panics if out of range).
     pub fn distance(&self, a: usize, b: usize) -> usize {
         let s = self.stride;
-        hamming(&self.bits[a * s..(a + 1) * s], &self.bits[b * s..(b + 1) * s])
+        hamming(
+            &self.bits[a * s..(a + 1) * s],
+            &self.bits[b * s..(b + 1) * s],
+        )
     }
 
     /// Measures weight and pairwise distance over all of V (O(|V|^2 d / 64)).
