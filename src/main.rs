@@ -25,6 +25,13 @@ enum Command {
 }
 
 fn main() {
+    // Die quietly on a closed pipe (`dpsgd-lab ... | head`), like other Unix tools, instead of
+    // panicking inside println!.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread is spawned.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),

@@ -259,6 +259,53 @@ fn softmax_clipped_sum_for_every_class_count() {
     }
 }
 
+/// Large models (m (d + 1) >= 4096) split the batch into two halves summed in a fixed order; the
+/// result equals the per-sample definition and is bit-identical with 1 and 2 threads.
+#[test]
+fn softmax_parallel_halves_match_definition_and_thread_count() {
+    let (n, d, m) = (300, 520, 8);
+    let mut rng = stream(6, 0, Purpose::Other(6));
+    let x = gauss(&mut rng, n * d, 0.05);
+    let y: Vec<f64> = (0..n).map(|_| rng.random_range(0..m) as f64).collect();
+    let data = Dataset::new(x, y, d).unwrap();
+    let loss = SoftmaxLoss::new(d, m);
+    let p = loss.param_dim();
+    let w = gauss(&mut rng, p, 0.1);
+    let batch: Vec<usize> = (0..n).filter(|i| i % 4 != 0).collect();
+    let (mut g, mut want) = (vec![0.0; p], vec![0.0; p]);
+    for &i in &batch {
+        loss.grad(&w, data.row(i), data.y[i], &mut g);
+        axpy(clip_factor(norm2(&g), 0.5), &g, &mut want);
+    }
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut out = vec![0.0; p];
+            let stats =
+                loss.clipped_grad_sum(&w, &data, &batch, 0.5, &mut out, &mut Scratch::default());
+            (out, stats)
+        })
+    };
+    let (one, st1) = run(1);
+    let (two, st2) = run(2);
+    assert_eq!(st1, st2);
+    assert_eq!(st1.count, batch.len());
+    assert!(
+        one.iter()
+            .zip(&two)
+            .all(|(a, b)| a.to_bits() == b.to_bits())
+    );
+    for k in 0..p {
+        assert!(
+            (one[k] - want[k]).abs() <= 1e-10 * (1.0 + norm2(&want)),
+            "k = {k}"
+        );
+    }
+}
+
 /// Per-sample G of the unconstrained tanh network does not exist; the loss says so.
 #[test]
 fn unconstrained_tanh_net_has_no_lipschitz_constant() {

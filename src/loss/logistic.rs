@@ -121,7 +121,62 @@ impl SoftmaxLoss {
         }
         stats
     }
+
+    /// The matrix-product path: gather X~ for the batch, Z = X~ W^T, E = softmax(Z) - onehot,
+    /// per-sample clip factors from ||e_i|| ||x~_i||, then (C E)^T X~.
+    fn clipped_sum_gemm(
+        &self,
+        w: &[f64],
+        data: &Dataset,
+        batch: &[usize],
+        tau: f64,
+        out: &mut [f64],
+        scratch: &mut Scratch,
+    ) -> ClipStats {
+        let (d, m, bsz) = (self.d, self.m, batch.len());
+        let dd = d + 1;
+        let xb = buf(&mut scratch.a, bsz * dd);
+        let xsq = buf(&mut scratch.c, bsz);
+        for (r, &i) in batch.iter().enumerate() {
+            let row = &mut xb[r * dd..(r + 1) * dd];
+            row[..d].copy_from_slice(data.row(i));
+            row[d] = 1.0;
+            xsq[r] = dot(row, row);
+        }
+        let e = buf(&mut scratch.b, bsz * m);
+        // Z = X~ W^T (B x m)
+        gemm(1.0, Mat::rm(xb, bsz, dd), Mat::rm_t(w, m, dd), 0.0, e, m);
+        let mut stats = ClipStats {
+            clipped: 0,
+            count: bsz,
+        };
+        for (r, &i) in batch.iter().enumerate() {
+            let er = &mut e[r * m..(r + 1) * m];
+            softmax_in_place(er);
+            er[data.y[i] as usize] -= 1.0;
+            let norm = (dot(er, er) * xsq[r]).sqrt();
+            let c = clip_factor(norm, tau);
+            if c < 1.0 {
+                stats.clipped += 1;
+                er.iter_mut().for_each(|v| *v *= c);
+            }
+        }
+        // out = (C E)^T X~ (m x (d+1))
+        gemm(
+            1.0,
+            Mat::rm_t(e, bsz, m),
+            Mat::rm(xb, bsz, dd),
+            0.0,
+            out,
+            dd,
+        );
+        stats
+    }
 }
+
+/// From this many parameters m (d + 1) on, the matrix-product path splits each batch in two
+/// halves processed in parallel (sizes b and c of the speed benchmark are above it).
+const PAR_MIN_PARAMS: usize = 4096;
 
 impl Loss for SoftmaxLoss {
     fn name(&self) -> &'static str {
@@ -191,41 +246,39 @@ impl Loss for SoftmaxLoss {
             4 => return self.clipped_sum_direct::<4>(w, data, batch, tau, out, scratch),
             _ => {}
         }
-        let xb = buf(&mut scratch.a, bsz * dd);
-        let xsq = buf(&mut scratch.c, bsz);
-        for (r, &i) in batch.iter().enumerate() {
-            let row = &mut xb[r * dd..(r + 1) * dd];
-            row[..d].copy_from_slice(data.row(i));
-            row[d] = 1.0;
-            xsq[r] = dot(row, row);
+        if dd * m < PAR_MIN_PARAMS || bsz < 2 {
+            return self.clipped_sum_gemm(w, data, batch, tau, out, scratch);
         }
-        let e = buf(&mut scratch.b, bsz * m);
-        // Z = X~ W^T (B x m)
-        gemm(1.0, Mat::rm(xb, bsz, dd), Mat::rm_t(w, m, dd), 0.0, e, m);
-        let mut stats = ClipStats {
-            clipped: 0,
-            count: bsz,
-        };
-        for (r, &i) in batch.iter().enumerate() {
-            let er = &mut e[r * m..(r + 1) * m];
-            softmax_in_place(er);
-            er[data.y[i] as usize] -= 1.0;
-            let norm = (dot(er, er) * xsq[r]).sqrt();
-            let c = clip_factor(norm, tau);
-            if c < 1.0 {
-                stats.clipped += 1;
-                er.iter_mut().for_each(|v| *v *= c);
-            }
+        // Two fixed halves of the batch on two tasks, summed in a fixed order: the split depends
+        // only on the batch, never on the thread count, so results are bit-identical for any
+        // RAYON_NUM_THREADS (one thread runs both halves in turn).
+        if scratch.parts.len() < 2 {
+            scratch.parts.resize_with(2, Scratch::default);
         }
-        // out = (C E)^T X~ (m x (d+1))
-        gemm(
-            1.0,
-            Mat::rm_t(e, bsz, m),
-            Mat::rm(xb, bsz, dd),
-            0.0,
-            out,
-            dd,
+        let (left, right) = batch.split_at(bsz / 2);
+        let (p0, p1) = scratch.parts.split_at_mut(1);
+        let (s0, s1) = (&mut p0[0], &mut p1[0]);
+        let p = out.len();
+        let (st0, st1) = rayon::join(
+            || {
+                let mut o = std::mem::take(&mut s0.f);
+                let st = self.clipped_sum_gemm(w, data, left, tau, buf(&mut o, p), s0);
+                s0.f = o;
+                st
+            },
+            || {
+                let mut o = std::mem::take(&mut s1.f);
+                let st = self.clipped_sum_gemm(w, data, right, tau, buf(&mut o, p), s1);
+                s1.f = o;
+                st
+            },
         );
-        stats
+        for ((o, a), b) in out.iter_mut().zip(&s0.f[..p]).zip(&s1.f[..p]) {
+            *o = a + b;
+        }
+        ClipStats {
+            clipped: st0.clipped + st1.clipped,
+            count: st0.count + st1.count,
+        }
     }
 }

@@ -40,6 +40,8 @@ pub struct Scratch {
     pub c: Vec<f64>,
     pub e: Vec<f64>,
     pub f: Vec<f64>,
+    /// Scratch for the parts of a batch processed in parallel.
+    pub parts: Vec<Scratch>,
 }
 
 /// Resizes `buf` to `len` (growing capacity only when needed) and returns it.
