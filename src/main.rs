@@ -18,10 +18,10 @@ enum Command {
     Train(cli::train::TrainArgs),
     /// Describe a data set's per-sample Lipschitz constants, or generate synthetic data.
     Data(cli::data::DataArgs),
-    /// Theorems as code: phi (Eq. 1), schedules, explicit bounds and exponents.
-    Theory(cli::theory::TheoryArgs),
     /// The Appendix L hard instance Q_v (Thms 6.6 / L.1, I.3): p, n p, |V|, G, w*, f*, Eq. 107.
     LowerBound(cli::lower_bound::LowerBoundArgs),
+    /// Theorems as code: phi (Eq. 1), schedules, explicit bounds and exponents.
+    Theory(cli::theory::TheoryArgs),
 }
 
 fn main() {
@@ -36,8 +36,8 @@ fn main() {
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),
         Command::Data(a) => cli::data::run(a),
-        Command::Theory(a) => cli::theory::run(a),
         Command::LowerBound(a) => cli::lower_bound::run(a),
+        Command::Theory(a) => cli::theory::run(a),
     };
     if let Err(e) = result {
         // One line, no backtrace: the error chain joined by ": ".
