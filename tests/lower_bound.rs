@@ -189,6 +189,7 @@ fn eq96_instance_facts() {
     assert!((a.g() - 3.0 * 4.0).abs() < 1e-14 * 12.0);
     assert!((a.mean_norm() - a.p().sqrt() * 4.0).abs() < 1e-14);
     assert!((a.phi(1.0) - a.p() / 2.0).abs() < 1e-16);
+    assert_eq!(spec(1000, 32, 2.0, 1.0).g().unwrap(), a.g());
     let c = inst(1000, 32, f64::INFINITY, 1.0);
     assert_eq!(c.scale(), 1.0);
 }

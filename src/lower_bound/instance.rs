@@ -51,6 +51,11 @@ impl AppendixLSpec {
         QvInstance::new(self.n, self.k, self.epsilon, self.delta, v)
     }
 
+    /// G = 3||v|| = 3 sqrt(d/2) (Eq. 100), the G of the schedules, after validating the spec.
+    pub fn g(&self) -> Result<f64> {
+        Ok(self.instance()?.g())
+    }
+
     /// One data set of n draws from Q_v, from the data stream `rng`.
     pub fn build(&self, rng: &mut SimRng) -> Result<Dataset> {
         Ok(self.instance()?.sample(rng))
