@@ -78,6 +78,23 @@ fn lemma6_packing_properties() {
     }
 }
 
+/// Where the greedy rejection matters: d = 8 has only C(8,4) = 70 balanced words (distance
+/// >= 1 means distinct), and at d = 24 a random pair is at distance 2 < 3 with probability
+/// 144 / C(24,12) = 5.3e-5, i.e. ~26 such pairs among 1000 words without rejection. Asking
+/// for 71 words in d = 8 is impossible and must stall with an error.
+#[test]
+fn lemma6_greedy_rejection_enforces_distance() {
+    let all = PackingSet::generate(8, 70, 3).unwrap();
+    assert_eq!(all.verify(false).unwrap().min_distance, 2);
+    let r = PackingSet::generate(24, 1000, 4)
+        .unwrap()
+        .verify(false)
+        .unwrap();
+    assert!(r.min_distance >= 3, "{r:?}");
+    let e = PackingSet::generate(8, 71, 3).unwrap_err().to_string();
+    assert!(e.contains("stalled at 70 of 71"), "{e}");
+}
+
 /// Negative controls: `verify` rejects a wrong weight, a too-close pair and a too-small set.
 #[test]
 fn lemma6_verify_rejects_violations() {
