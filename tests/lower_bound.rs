@@ -278,6 +278,11 @@ fn dataspec_appendix_l_builds() {
     // k = inf: the support point is v itself.
     assert!((0..data.n).all(|i| data.row(i) == &v[..] || data.row(i).iter().all(|&x| x == 0.0)));
     assert!(toml::from_str::<DataSpec>(&format!("{text}\nextra = 1")).is_err());
+    // k = "inf" (the experiment specs' spelling) is the same spec; k = "big" is an error.
+    let quoted: DataSpec = toml::from_str(&text.replace("k = inf", "k = \"inf\"")).unwrap();
+    assert_eq!(quoted, s);
+    let e = toml::from_str::<DataSpec>(&text.replace("k = inf", "k = \"big\"")).unwrap_err();
+    assert!(e.to_string().contains("\"big\""), "{e}");
 }
 
 // ---------------------------------------------------------------------------------------------
