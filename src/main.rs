@@ -22,6 +22,8 @@ enum Command {
     LowerBound(cli::lower_bound::LowerBoundArgs),
     /// Theorems as code: phi (Eq. 1), schedules, explicit bounds and exponents.
     Theory(cli::theory::TheoryArgs),
+    /// Privacy accounting: epsilon of a run, noise calibration, zCDP conversion.
+    Privacy(cli::privacy::PrivacyArgs),
 }
 
 fn main() {
@@ -38,6 +40,7 @@ fn main() {
         Command::Data(a) => cli::data::run(a),
         Command::LowerBound(a) => cli::lower_bound::run(a),
         Command::Theory(a) => cli::theory::run(a),
+        Command::Privacy(a) => cli::privacy::run(a),
     };
     if let Err(e) = result {
         // One line, no backtrace: the error chain joined by ": ".

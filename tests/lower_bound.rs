@@ -78,8 +78,8 @@ fn lemma6_packing_properties() {
     }
 }
 
-/// Where the greedy rejection matters: d = 8 has only C(8,4) = 70 balanced words (distance
-/// >= 1 means distinct), and at d = 24 a random pair is at distance 2 < 3 with probability
+/// Where the greedy rejection matters: d = 8 has only C(8,4) = 70 balanced words (a distance
+/// of at least 1 means distinct), and at d = 24 a random pair is at distance 2 < 3 with probability
 /// 144 / C(24,12) = 5.3e-5, i.e. ~26 such pairs among 1000 words without rejection. Asking
 /// for 71 words in d = 8 is impossible and must stall with an error.
 #[test]

@@ -3,5 +3,6 @@
 
 pub mod data;
 pub mod lower_bound;
+pub mod privacy;
 pub mod theory;
 pub mod train;
