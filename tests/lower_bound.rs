@@ -542,3 +542,62 @@ fn eq107_chernoff_event_frequency() {
     let m = q.sample_nonzero_count(&mut rng(801));
     assert_eq!(eq107_event(&q, &data), m as f64 >= np / 2.0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// CLI
+
+/// `dpsgd-lab lower-bound --json`: the last line carries n p, G, the verified packing set and
+/// one row per n; p >= 1/2 exits with status 2 and names p.
+#[test]
+fn cli_lower_bound_facts() {
+    let bin = env!("CARGO_BIN_EXE_dpsgd-lab");
+    let args = [
+        "lower-bound",
+        "--n",
+        "1000",
+        "4000",
+        "--d",
+        "32",
+        "--k",
+        "inf",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-5",
+        "--draws",
+        "200",
+        "--json",
+    ];
+    let out = std::process::Command::new(bin).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let np = 2.0 * (32.0 * 1e5f64.ln()).sqrt();
+    assert!((v["expected_nonzero"].as_f64().unwrap() - np).abs() < 1e-12);
+    assert!((v["g"].as_f64().unwrap() - 12.0).abs() < 1e-12);
+    assert_eq!(v["packing"]["size"].as_u64(), Some(4));
+    assert_eq!(v["rows"].as_array().unwrap().len(), 2);
+    assert!((v["rows"][1]["p"].as_f64().unwrap() - np / 4000.0).abs() < 1e-15);
+    let bad = std::process::Command::new(bin)
+        .args([
+            "lower-bound",
+            "--n",
+            "50",
+            "--d",
+            "32",
+            "--k",
+            "2",
+            "--eps",
+            "1",
+            "--delta",
+            "1e-5",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("p = 0.76"));
+}
