@@ -11,6 +11,7 @@ pub mod error;
 pub mod experiment;
 pub mod linalg;
 pub mod loss;
+pub mod lower_bound;
 pub mod plot;
 pub mod privacy;
 pub mod rng;

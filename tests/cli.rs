@@ -239,3 +239,41 @@ fn missing_config_file() {
         "{err}"
     );
 }
+
+/// Noise calibrated to a target (epsilon, delta) by the RDP accountant: the run reports the
+/// epsilon it spent (at most the target; calibration stops within 1e-6 relative of the smallest
+/// z, so it sits just below), its noise multiplier and nu_eff.
+#[test]
+fn target_epsilon_run_reports_privacy_spent() {
+    let dir = tmpdir("target");
+    let csv = write_csv(&dir, None);
+    let rest = DPSGD_OK.replace(
+        "noise = { kind = \"theorem34\", nu = 1.0, epsilon = 2.0, delta = 1e-5 }",
+        "noise = { kind = \"target\", epsilon = 1.5, delta = 1e-5, accountant = \"rdp\" }",
+    );
+    let (code, out, err) = train(&config(&dir, &csv, &rest));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(out.trim_end().lines().last().unwrap()).unwrap();
+    let p = &v["privacy"];
+    let eps = p["epsilon_spent"].as_f64().unwrap();
+    assert!(
+        eps <= 1.5 && eps > 1.5 * (1.0 - 1e-3),
+        "epsilon spent {eps}"
+    );
+    assert_eq!(p["accountant"], "rdp");
+    assert!(p["noise_multiplier"].as_f64().unwrap() > 0.0);
+    // nu_eff = (z eps / (q sqrt(T log(1/delta))))^2 with q = 10/40, T = 20
+    let z = p["noise_multiplier"].as_f64().unwrap();
+    let want = (z * eps / (0.25 * (20.0 * (1e5f64).ln()).sqrt())).powi(2);
+    assert!((p["nu_eff"].as_f64().unwrap() - want).abs() < 1e-9 * want);
+}
+
+#[test]
+fn unknown_accountant_is_named() {
+    let rest = DPSGD_OK.replace(
+        "noise = { kind = \"theorem34\", nu = 1.0, epsilon = 2.0, delta = 1e-5 }",
+        "noise = { kind = \"target\", epsilon = 1.5, delta = 1e-5, accountant = \"moments\" }",
+    );
+    expect_error("accountant", &rest, None, &["moments"]);
+}

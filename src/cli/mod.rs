@@ -2,7 +2,9 @@
 //! stdout is one JSON object.
 
 pub mod data;
+pub mod lower_bound;
 pub mod merge;
+pub mod privacy;
 pub mod run;
 pub mod theory;
 pub mod train;

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
+use serde::Serialize;
 
 use dpsgd_lab::config::{TrainConfig, load_toml};
 use dpsgd_lab::dpsgd::{DpSgd, NoiseSpec, RunSummary};
@@ -23,6 +24,66 @@ pub struct TrainArgs {
     /// Print the summary as one JSON object on the last line.
     #[arg(long)]
     pub json: bool,
+    /// Accountant that reports the epsilon spent: rdp or pld (default: the config's target
+    /// accountant, else rdp).
+    #[arg(long)]
+    pub accountant: Option<String>,
+    /// delta at which to report the epsilon spent when the config states none (noise multiplier).
+    #[arg(long, default_value_t = 1e-5)]
+    pub delta: f64,
+}
+
+/// The privacy a run actually has, by a real accountant, and the effective nu that connects it
+/// to Theorem 3.4 and phi (Eq. 1).
+#[derive(Debug, Serialize)]
+struct PrivacyReport {
+    accountant: String,
+    delta: f64,
+    /// epsilon spent by T compositions of the Poisson-subsampled Gaussian at (q, z).
+    epsilon_spent: f64,
+    /// z: the sum of clipped gradients gets N(0, z^2 tau^2 I).
+    noise_multiplier: f64,
+    /// nu_eff = (z eps / (q sqrt(T log(1/delta))))^2: Theorem 3.4's nu for this run.
+    nu_eff: f64,
+    /// phi = sqrt(nu_eff p log(1/delta)) / (n eps), Eq. (1), with p the number of parameters.
+    phi: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct TrainReport {
+    #[serde(flatten)]
+    summary: RunSummary,
+    /// Absent for a noiseless run (epsilon is infinite).
+    privacy: Option<PrivacyReport>,
+}
+
+fn privacy_report(
+    args: &TrainArgs,
+    cfg: &TrainConfig,
+    s: &RunSummary,
+) -> Result<Option<PrivacyReport>> {
+    let z = s.noise_multiplier;
+    if z <= 0.0 {
+        return Ok(None);
+    }
+    let accountant = match (&args.accountant, &cfg.dpsgd.noise) {
+        (Some(a), _) => a.clone(),
+        (None, NoiseSpec::Target { accountant, .. }) => accountant.clone(),
+        _ => "rdp".to_string(),
+    };
+    let delta = cfg.dpsgd.noise.delta().unwrap_or(args.delta);
+    let q = s.batch_size / s.n as f64;
+    let eps = privacy::epsilon_spent(&accountant, q, s.steps, z, delta)?;
+    let nu_eff = privacy::nu_eff(z, q, s.steps, eps, delta)?;
+    let phi = (nu_eff * s.params as f64 * (1.0 / delta).ln()).sqrt() / (s.n as f64 * eps);
+    Ok(Some(PrivacyReport {
+        accountant,
+        delta,
+        epsilon_spent: eps,
+        noise_multiplier: z,
+        nu_eff,
+        phi,
+    }))
 }
 
 pub fn run(args: &TrainArgs) -> Result<()> {
@@ -53,8 +114,10 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         &out,
         start.elapsed().as_secs_f64(),
     );
+    let privacy = privacy_report(args, &cfg, &summary)?;
     if args.json {
-        println!("{}", serde_json::to_string(&summary)?);
+        let report = TrainReport { summary, privacy };
+        println!("{}", serde_json::to_string(&report)?);
     } else {
         let s = &summary;
         println!(
@@ -78,6 +141,13 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         println!("  f(w_avg)  = {:.6}", s.f_w_avg);
         println!("  ||grad f(w_priv)||^2 = {:.6e}", s.grad_norm_sq_w_priv);
         println!("  wall time = {:.3} s", s.wall_time_s);
+        match &privacy {
+            Some(p) => println!(
+                "  privacy ({}): ({:.4}, {:.0e})-DP spent; nu_eff = {:.4}, phi = {:.4e}",
+                p.accountant, p.epsilon_spent, p.delta, p.nu_eff, p.phi
+            ),
+            None => println!("  privacy: none (no noise)"),
+        }
     }
     Ok(())
 }

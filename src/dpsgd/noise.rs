@@ -46,6 +46,14 @@ pub struct ResolvedNoise {
 }
 
 impl NoiseSpec {
+    /// The delta of the (epsilon, delta) guarantee this setting states, if it states one.
+    pub fn delta(&self) -> Option<f64> {
+        match self {
+            NoiseSpec::Theorem34 { delta, .. } | NoiseSpec::Target { delta, .. } => Some(*delta),
+            NoiseSpec::Multiplier { .. } | NoiseSpec::None => None,
+        }
+    }
+
     /// Checks the parameters' domains.
     pub fn validate(&self) -> Result<()> {
         match self {

@@ -152,13 +152,25 @@ pub fn summarize(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> SpecSummar
                     }
                 }
             },
-            Role::Lower => match &decade {
-                Some(f) if f.lo >= predicted - 0.05 && f.hi <= predicted + 0.05 => {
-                    "tight".to_string()
+            Role::Lower => {
+                // The reported constant: OR >= c_hat G phi^(1-1/k) in every cell.
+                let c_hat = cs
+                    .iter()
+                    .map(|c| {
+                        let g = c.replicates.first().map_or(f64::NAN, |r| r.g);
+                        fit::mean(&reps_of(c)) / (g * c.phi.powf(1.0 - 1.0 / ser.k))
+                    })
+                    .fold(f64::INFINITY, f64::min);
+                match &decade {
+                    Some(f) if f.lo >= predicted - 0.05 && f.hi <= predicted + 0.05 => {
+                        format!("tight (OR >= {c_hat:.3e} G phi^(1-1/k))")
+                    }
+                    Some(_) => format!(
+                        "not tight: CI not within 0.05 of {predicted:.3} (OR >= {c_hat:.3e} G phi^(1-1/k))"
+                    ),
+                    None => "no fit".to_string(),
                 }
-                Some(_) => "not tight (CI not within 0.05)".to_string(),
-                None => "no fit".to_string(),
-            },
+            }
             Role::Ablation => match &decade {
                 Some(f) if f.hi < 0.25 => "ablation: bias floor".to_string(),
                 Some(f) => format!("ablation: still falling (slope {:.2})", f.slope),

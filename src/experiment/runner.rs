@@ -414,6 +414,8 @@ fn g_of(spec: &Spec, s: usize) -> Result<f64> {
         DataSpec::Generated(g) => g.lipschitz_k_norm(&spec.raw.loss)?.ok_or_else(|| {
             Error::Config("the generator cannot give G for this loss and k; set constants.g".into())
         }),
+        // Eq. (100): G = 3 ||v||.
+        DataSpec::AppendixL(a) => a.g(),
         _ => Err(Error::Config("set constants.g for this data source".into())),
     }
 }

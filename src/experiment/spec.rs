@@ -305,6 +305,15 @@ impl Spec {
             })?;
             check_positive("privacy.epsilon", e)?;
         }
+        if let DataSpec::AppendixL(a) = &raw.data
+            && (Some(a.epsilon) != raw.privacy.epsilon || a.delta != raw.privacy.delta)
+        {
+            // Q_v's p = 2 sqrt(d log(1/delta)) / (n epsilon) = 2 phi / sqrt(nu) only if both agree.
+            return Err(Error::Config(format!(
+                "the appendix_l data has (epsilon, delta) = ({}, {}), but [privacy] has ({:?}, {}); they must agree",
+                a.epsilon, a.delta, raw.privacy.epsilon, raw.privacy.delta
+            )));
+        }
         if raw.series.is_empty() {
             return Err(Error::Config("a spec needs at least one [[series]]".into()));
         }
@@ -402,6 +411,18 @@ impl Spec {
                     g.n = n;
                 }
             }
+            DataSpec::AppendixL(a) => {
+                if ser.law.is_some() {
+                    return Err(Error::Config(format!(
+                        "series {s}: the appendix_l source has no radial law to override"
+                    )));
+                }
+                a.k = ser.k;
+                if let Some(n) = n {
+                    a.n = n;
+                }
+                a.instance()?;
+            }
             other => {
                 if n.is_some() || ser.law.is_some() {
                     return Err(Error::Config(format!(
@@ -419,6 +440,7 @@ impl Spec {
     pub fn dim(&self) -> Result<usize> {
         match &self.raw.data {
             DataSpec::Generated(g) => Ok(g.d),
+            DataSpec::AppendixL(a) => Ok(a.d),
             DataSpec::Csv(_) => Err(Error::Config(
                 "a CSV data source has no d before loading; use a generator".into(),
             )),
@@ -429,6 +451,7 @@ impl Spec {
     pub fn base_n(&self) -> Result<usize> {
         match &self.raw.data {
             DataSpec::Generated(g) => Ok(g.n),
+            DataSpec::AppendixL(a) => Ok(a.n),
             DataSpec::Csv(_) => Err(Error::Config(
                 "a CSV data source cannot be swept; use a generator".into(),
             )),
@@ -440,6 +463,7 @@ fn source_name(d: &DataSpec) -> &'static str {
     match d {
         DataSpec::Generated(_) => "generated",
         DataSpec::Csv(_) => "csv",
+        DataSpec::AppendixL(_) => "appendix_l",
     }
 }
 

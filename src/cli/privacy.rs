@@ -1,0 +1,191 @@
+//! `dpsgd-lab privacy epsilon|calibrate|zcdp`: privacy accounting for the Poisson-subsampled
+//! Gaussian mechanism of Algorithm 1.
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use dpsgd_lab::privacy::{
+    AccountantKind, PldAccountant, RdpAccountant, calibrate_noise, nu_eff, zcdp,
+};
+
+/// Privacy accounting: epsilon of a run, or the noise needed for a target.
+#[derive(Debug, Args)]
+pub struct PrivacyArgs {
+    #[command(subcommand)]
+    pub command: PrivacyCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PrivacyCommand {
+    /// Epsilon spent by T steps at sampling rate q and noise multiplier z.
+    Epsilon(EpsilonArgs),
+    /// The smallest noise multiplier z reaching a target (epsilon, delta), and nu_eff.
+    Calibrate(CalibrateArgs),
+    /// Lemma L.2: (epsilon, delta)-DP -> (xi, rho)-zCDP (Bun and Steinke 2016, Lemma 22).
+    Zcdp(ZcdpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EpsilonArgs {
+    /// Noise multiplier z (noise std / clip norm on the sum of clipped gradients).
+    #[arg(long = "noise-multiplier", visible_alias = "z")]
+    pub z: f64,
+    /// Poisson sampling rate q = b / n, in (0, 1].
+    #[arg(long = "sample-rate", visible_alias = "q")]
+    pub q: f64,
+    /// Number of steps T.
+    #[arg(long)]
+    pub steps: usize,
+    /// Target delta in (0, 1).
+    #[arg(long)]
+    pub delta: f64,
+    /// rdp or pld (alias prv).
+    #[arg(long, default_value = "rdp")]
+    pub accountant: String,
+    /// Print one JSON object as the last line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Target epsilon > 0.
+    #[arg(long)]
+    pub epsilon: f64,
+    /// Target delta in (0, 1).
+    #[arg(long)]
+    pub delta: f64,
+    /// Poisson sampling rate q = b / n, in (0, 1].
+    #[arg(long = "sample-rate", visible_alias = "q")]
+    pub q: f64,
+    /// Number of steps T.
+    #[arg(long)]
+    pub steps: usize,
+    /// rdp or pld (alias prv).
+    #[arg(long, default_value = "rdp")]
+    pub accountant: String,
+    /// Print one JSON object as the last line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ZcdpArgs {
+    #[arg(long)]
+    pub epsilon: f64,
+    #[arg(long)]
+    pub delta: f64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs a `privacy` subcommand.
+pub fn run(args: &PrivacyArgs) -> Result<()> {
+    match &args.command {
+        PrivacyCommand::Epsilon(a) => epsilon(a),
+        PrivacyCommand::Calibrate(a) => calibrate(a),
+        PrivacyCommand::Zcdp(a) => {
+            let (xi, rho) = zcdp::approx_dp_to_zcdp(a.epsilon, a.delta)?;
+            if a.json {
+                println!(
+                    "{}",
+                    json!({"epsilon": a.epsilon, "delta": a.delta, "xi": xi, "rho": rho})
+                );
+            } else {
+                println!(
+                    "({}, {})-DP implies ({xi:.6}, {rho:.6})-zCDP (Bun & Steinke 2016, Lemma 22)",
+                    a.epsilon, a.delta
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+fn epsilon(a: &EpsilonArgs) -> Result<()> {
+    let kind = AccountantKind::parse(&a.accountant)?;
+    let (eps, order, error) = match kind {
+        AccountantKind::Rdp => {
+            let r = RdpAccountant::default().epsilon(a.q, a.steps, a.z, a.delta)?;
+            (r.epsilon, Some(r.order), None)
+        }
+        AccountantKind::Pld => {
+            let r = PldAccountant::default().epsilon(a.q, a.steps, a.z, a.delta)?;
+            (r.epsilon, None, Some(r.error))
+        }
+    };
+    let nu = if eps.is_finite() && eps > 0.0 && a.z > 0.0 {
+        Some(nu_eff(a.z, a.q, a.steps, eps, a.delta)?)
+    } else {
+        None
+    };
+    if a.json {
+        let mut o = json!({
+            "accountant": kind.as_str(),
+            "epsilon": eps,
+            "delta": a.delta,
+            "noise_multiplier": a.z,
+            "sample_rate": a.q,
+            "steps": a.steps,
+            "nu_eff": nu,
+        });
+        if let Some(ord) = order {
+            o["order"] = json!(ord);
+        }
+        if let Some(e) = error {
+            o["error"] = json!(e);
+        }
+        println!("{o}");
+    } else {
+        let detail = match (order, error) {
+            (Some(ord), _) => format!("optimal RDP order {ord}"),
+            (_, Some(e)) => format!("PLD, discretization error estimate {e:.2e}"),
+            _ => String::new(),
+        };
+        println!(
+            "epsilon = {eps:.6} at delta = {} ({detail}) for q = {}, T = {}, z = {}",
+            a.delta, a.q, a.steps, a.z
+        );
+        if let Some(nu) = nu {
+            println!("nu_eff = {nu:.6}");
+        }
+    }
+    Ok(())
+}
+
+fn calibrate(a: &CalibrateArgs) -> Result<()> {
+    let kind = AccountantKind::parse(&a.accountant)?;
+    let start = std::time::Instant::now();
+    let z = calibrate_noise(kind, a.q, a.steps, a.epsilon, a.delta)?;
+    let secs = start.elapsed().as_secs_f64();
+    let achieved = kind.epsilon(a.q, a.steps, z, a.delta)?;
+    let nu = nu_eff(z, a.q, a.steps, a.epsilon, a.delta)?;
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "accountant": kind.as_str(),
+                "epsilon": a.epsilon,
+                "epsilon_achieved": achieved,
+                "delta": a.delta,
+                "sample_rate": a.q,
+                "steps": a.steps,
+                "noise_multiplier": z,
+                "nu_eff": nu,
+                "seconds": secs,
+            })
+        );
+    } else {
+        println!(
+            "noise multiplier z = {z:.6} reaches epsilon = {achieved:.6} <= {} at delta = {} ({}, q = {}, T = {}, {secs:.2} s)",
+            a.epsilon,
+            a.delta,
+            kind.as_str(),
+            a.q,
+            a.steps
+        );
+        println!("nu_eff = {nu:.6}");
+    }
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! Noise calibration: the smallest noise multiplier z meeting a target (eps, delta), and the
+//! effective nu of Theorem 3.4 for a calibrated run.
+
+use super::pld::PldAccountant;
+use super::rdp::RdpAccountant;
+use super::validate::{check_delta, check_epsilon, check_q, check_steps, check_z};
+use crate::error::{Error, Result};
+
+/// Largest noise multiplier calibration searches; a target needing more is reported as
+/// unreachable.
+pub const Z_MAX: f64 = 1e4;
+/// Relative width of the final bisection bracket on z.
+const Z_REL_TOL: f64 = 1e-6;
+
+/// Which accountant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountantKind {
+    /// [`RdpAccountant`] with the default orders and the improved conversion.
+    Rdp,
+    /// [`PldAccountant`] with the default discretization.
+    Pld,
+}
+
+impl AccountantKind {
+    /// "rdp", or "pld" / "prv" (alias) for the tight accountant.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "rdp" => Ok(Self::Rdp),
+            "pld" | "prv" => Ok(Self::Pld),
+            _ => Err(Error::param(format!(
+                "unknown accountant '{name}'; valid names are: rdp, pld (alias prv)"
+            ))),
+        }
+    }
+    /// Name for summaries.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Rdp => "rdp",
+            Self::Pld => "pld",
+        }
+    }
+    /// Epsilon (an upper bound) of `steps` steps at rate q and noise multiplier z.
+    pub fn epsilon(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
+        match self {
+            Self::Rdp => Ok(RdpAccountant::default()
+                .epsilon(q, steps, z, delta)?
+                .epsilon),
+            Self::Pld => PldAccountant::default().epsilon_upper(q, steps, z, delta),
+        }
+    }
+}
+
+/// Epsilon spent by a run of `steps` steps at rate q with noise multiplier z (for the `train`
+/// summary). `accountant` is "rdp" or "pld".
+pub fn epsilon_spent(accountant: &str, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
+    AccountantKind::parse(accountant)?.epsilon(q, steps, z, delta)
+}
+
+/// The smallest z (to relative 1e-6, rounded up) with epsilon(q, steps, z, delta) <= epsilon,
+/// by bisection; epsilon is decreasing in z.
+pub fn calibrate_noise(
+    kind: AccountantKind,
+    q: f64,
+    steps: usize,
+    epsilon: f64,
+    delta: f64,
+) -> Result<f64> {
+    check_q(q)?;
+    check_steps(steps)?;
+    check_epsilon(epsilon)?;
+    check_delta(delta)?;
+    // g(z) = log eps(z) - log target, decreasing in z; g <= 0 means the target is met.
+    let g = |z: f64| -> Result<f64> {
+        let e = kind.epsilon(q, steps, z, delta)?;
+        Ok(if e <= 0.0 {
+            -700.0
+        } else if !e.is_finite() {
+            700.0
+        } else {
+            (e / epsilon).ln()
+        })
+    };
+    // Bracket [lo, hi] with g(lo) > 0 >= g(hi). The tight accountant needs no more noise than
+    // RDP, so RDP's answer (cheap) is a good upper end for it.
+    let mut hi = match kind {
+        AccountantKind::Pld => calibrate_noise(AccountantKind::Rdp, q, steps, epsilon, delta)?,
+        AccountantKind::Rdp => 1.0,
+    };
+    let mut g_hi = g(hi)?;
+    while g_hi > 0.0 {
+        hi *= 2.0;
+        if hi > Z_MAX {
+            return Err(Error::param(format!(
+                "target epsilon {epsilon} (delta = {delta}, q = {q}, steps = {steps}) is not reached by any noise multiplier z <= {Z_MAX}"
+            )));
+        }
+        g_hi = g(hi)?;
+    }
+    let mut lo = hi * 0.7;
+    let mut g_lo = g(lo)?;
+    while g_lo <= 0.0 {
+        (hi, g_hi) = (lo, g_lo);
+        lo *= 0.5;
+        if lo < 1e-6 {
+            return Ok(hi);
+        }
+        g_lo = g(lo)?;
+    }
+    // Illinois (modified regula falsi) on (log z, g), with a bisection fallback; the bracket
+    // always keeps g(lo) > 0 >= g(hi), and hi is returned.
+    let (mut side, mut it) = (0i8, 0);
+    while hi - lo > Z_REL_TOL * hi {
+        it += 1;
+        let (a, b) = (lo.ln(), hi.ln());
+        let mut x = if it > 60 {
+            0.5 * (a + b)
+        } else {
+            (a * g_hi - b * g_lo) / (g_hi - g_lo)
+        };
+        if !(x > a && x < b) {
+            x = 0.5 * (a + b);
+        }
+        let mid = x.exp();
+        let gm = g(mid)?;
+        if gm <= 0.0 {
+            (hi, g_hi) = (mid, gm);
+            if side == 1 {
+                g_lo *= 0.5;
+            }
+            side = 1;
+        } else {
+            (lo, g_lo) = (mid, gm);
+            if side == -1 {
+                g_hi *= 0.5;
+            }
+            side = -1;
+        }
+        if it > 200 {
+            return Err(Error::Numerical(format!(
+                "noise calibration did not converge (bracket [{lo}, {hi}])"
+            )));
+        }
+    }
+    Ok(hi)
+}
+
+/// Theorem 3.4 solved for nu: nu_eff = (z eps / (q sqrt(T log(1/delta))))^2, so that
+/// sigma_n = z tau / b equals Theorem 3.4's sqrt(nu T log(1/delta)) tau / (n eps) with b = q n.
+pub fn nu_eff(z: f64, q: f64, steps: usize, epsilon: f64, delta: f64) -> Result<f64> {
+    check_z(z)?;
+    check_q(q)?;
+    check_steps(steps)?;
+    check_epsilon(epsilon)?;
+    check_delta(delta)?;
+    let r = z * epsilon / (q * (steps as f64 * (1.0 / delta).ln()).sqrt());
+    Ok(r * r)
+}

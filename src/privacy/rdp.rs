@@ -1,0 +1,268 @@
+//! Rényi DP of the Poisson-subsampled Gaussian mechanism (Mironov, Talwar and Zhang 2019) and its
+//! conversion to (epsilon, delta)-DP.
+//!
+//! One step of Algorithm 1 releases the sum of clipped gradients of a Poisson(q) batch plus
+//! N(0, z^2 tau^2 I). For add/remove neighbours its RDP of order alpha is
+//! log(A_alpha) / (alpha - 1) with A_alpha = E_{x ~ N(0, z^2)} [((1 - q) + q e^{(2x - 1)/(2 z^2)})^alpha]
+//! (MTZ 2019, Sec. 3.3); RDP composes additively over the T steps.
+
+use super::math::{log_add, log_erfc, log_sub};
+use super::validate::{check_delta, check_q, check_steps, check_z};
+use crate::error::{Error, Result};
+
+/// Which RDP -> (epsilon, delta) conversion to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Conversion {
+    /// Balle et al. 2020, Thm 21 (= Canonne, Kamath and Steinke 2020, Prop. 12; what dp_accounting
+    /// and Opacus use): eps = rdp + log((alpha - 1)/alpha) - (log delta + log alpha)/(alpha - 1).
+    #[default]
+    Improved,
+    /// Mironov 2017, Prop. 3: eps = rdp + log(1/delta)/(alpha - 1).
+    Classic,
+}
+
+/// dp_accounting's default order grid: 1.1, 1.2, ..., 10.9, 11, 12, ..., 63, 128, 256, 512, 1024.
+pub fn default_orders() -> Vec<f64> {
+    let mut v: Vec<f64> = (11..110).map(|i| i as f64 / 10.0).collect();
+    v.extend((11..64).map(|i| i as f64));
+    v.extend([128.0, 256.0, 512.0, 1024.0]);
+    v
+}
+
+#[cfg(test)]
+/// log of the generalized binomial coefficient |C(alpha, i)| and its sign.
+fn log_abs_binom(alpha: f64, i: u64) -> (f64, f64) {
+    // C(alpha, i) = prod_{k=0}^{i-1} (alpha - k) / (k + 1): accumulated in logs with a sign, so
+    // that the factors (alpha - k) < 0 for k > alpha flip the sign exactly.
+    let mut log = 0.0;
+    let mut sign = 1.0;
+    for k in 0..i {
+        let f = alpha - k as f64;
+        if f == 0.0 {
+            return (f64::NEG_INFINITY, 0.0);
+        }
+        if f < 0.0 {
+            sign = -sign;
+        }
+        log += f.abs().ln() - ((k + 1) as f64).ln();
+    }
+    (log, sign)
+}
+
+/// log A_alpha for integer alpha >= 2: the binomial expansion
+/// A_alpha = sum_k C(alpha, k) (1 - q)^(alpha - k) q^k exp((k^2 - k) / (2 z^2)), all terms positive.
+fn log_a_int(q: f64, z: f64, alpha: u64) -> f64 {
+    let (lq, l1q) = (q.ln(), (-q).ln_1p());
+    let mut acc = f64::NEG_INFINITY;
+    let mut log_binom = 0.0; // log C(alpha, 0)
+    for k in 0..=alpha {
+        if k > 0 {
+            log_binom += ((alpha - k + 1) as f64).ln() - (k as f64).ln();
+        }
+        let kf = k as f64;
+        let term = log_binom + kf * lq + (alpha - k) as f64 * l1q + (kf * kf - kf) / (2.0 * z * z);
+        acc = log_add(acc, term);
+    }
+    acc
+}
+
+/// log A_alpha for fractional alpha > 1 by MTZ 2019 Sec. 3.3: A = A_0 + A_1, the integrals over
+/// x <= z0 and x > z0, each an infinite series in the generalized binomial coefficients
+/// C(alpha, i), which change sign for i > alpha. The terms are summed with their signs in log
+/// space (dp_accounting 0.6 adds |terms|, an upper bound; see paper_refs/privacy.md).
+fn log_a_frac(q: f64, z: f64, alpha: f64) -> Result<f64> {
+    let (lq, l1q) = (q.ln(), (-q).ln_1p());
+    let z0 = z * z * (1.0 / q - 1.0).ln() + 0.5;
+    let s2 = std::f64::consts::SQRT_2 * z;
+    // Positive and negative parts of each half, in logs.
+    let (mut p0, mut n0, mut p1, mut n1) = (
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    );
+    let (mut last0, mut last1) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    // log |C(alpha, i)| and its sign, updated by C(alpha, i+1) = C(alpha, i) (alpha - i)/(i + 1).
+    let (mut lc, mut sign) = (0.0f64, 1.0f64);
+    for i in 0..100_000u64 {
+        let fi = i as f64;
+        if i > 0 {
+            let f = alpha - (fi - 1.0);
+            if f == 0.0 {
+                // alpha is an integer and the series terminates: C(alpha, i) = 0 from here on.
+                sign = 0.0;
+                lc = f64::NEG_INFINITY;
+            } else if sign != 0.0 {
+                if f < 0.0 {
+                    sign = -sign;
+                }
+                lc += f.abs().ln() - fi.ln();
+            }
+        }
+        let j = alpha - fi;
+        let t0 = lc + fi * lq + j * l1q;
+        let t1 = lc + j * lq + fi * l1q;
+        let e0 = 0.5f64.ln() + log_erfc((fi - z0) / s2);
+        let e1 = 0.5f64.ln() + log_erfc((z0 - j) / s2);
+        let s0 = t0 + (fi * fi - fi) / (2.0 * z * z) + e0;
+        let s1 = t1 + (j * j - j) / (2.0 * z * z) + e1;
+        if sign > 0.0 {
+            p0 = log_add(p0, s0);
+            p1 = log_add(p1, s1);
+        } else if sign < 0.0 {
+            n0 = log_add(n0, s0);
+            n1 = log_add(n1, s1);
+        }
+        let total = log_add(p0, p1);
+        if sign == 0.0
+            || (i > alpha.ceil() as u64 && s0 < last0 && s1 < last1 && s0.max(s1) < total - 36.0)
+        {
+            let pos = log_add(p0, p1);
+            let neg = log_add(n0, n1);
+            if neg >= pos {
+                return Err(Error::Numerical(format!(
+                    "RDP series at order {alpha} (q = {q}, z = {z}) cancelled to a non-positive value"
+                )));
+            }
+            return Ok(log_sub(pos, neg));
+        }
+        last0 = s0;
+        last1 = s1;
+    }
+    Err(Error::Numerical(format!(
+        "RDP series at order {alpha} (q = {q}, z = {z}) did not converge"
+    )))
+}
+
+/// RDP of order `alpha` > 1 of one step of the Poisson(q)-subsampled Gaussian with noise
+/// multiplier z. z = 0 gives +inf (no noise, no privacy); q = 1 gives alpha / (2 z^2).
+pub fn rdp_subsampled_gaussian(q: f64, z: f64, alpha: f64) -> Result<f64> {
+    check_q(q)?;
+    check_z(z)?;
+    if !(alpha.is_finite() && alpha > 1.0) {
+        return Err(Error::param(format!(
+            "RDP order alpha must be finite and > 1, but is {alpha}"
+        )));
+    }
+    if z == 0.0 {
+        return Ok(f64::INFINITY);
+    }
+    if q == 1.0 {
+        return Ok(alpha / (2.0 * z * z));
+    }
+    let log_a = if alpha.fract() == 0.0 && alpha <= 1e6 {
+        log_a_int(q, z, alpha as u64)
+    } else {
+        log_a_frac(q, z, alpha)?
+    };
+    Ok((log_a / (alpha - 1.0)).max(0.0))
+}
+
+/// (epsilon, optimal order) from RDP values `rdp[k]` at `orders[k]` and a target delta.
+/// Orders with a non-finite epsilon are skipped; all infinite gives (inf, NaN).
+pub fn rdp_to_epsilon(orders: &[f64], rdp: &[f64], delta: f64, conv: Conversion) -> (f64, f64) {
+    let mut best = (f64::INFINITY, f64::NAN);
+    for (&a, &r) in orders.iter().zip(rdp) {
+        let eps = if r <= 0.0 || delta * delta + (-r).exp_m1() > 0.0 {
+            // delta >= sqrt(1 - e^{-r}) >= TV distance: (0, delta)-DP (dp_accounting's rule).
+            0.0
+        } else {
+            match conv {
+                Conversion::Improved => r + (-1.0 / a).ln_1p() - (delta.ln() + a.ln()) / (a - 1.0),
+                Conversion::Classic => r + (1.0 / delta).ln() / (a - 1.0),
+            }
+        };
+        if eps < best.0 {
+            best = (eps, a);
+        }
+    }
+    (best.0.max(0.0), best.1)
+}
+
+/// The RDP accountant for T steps of the Poisson-subsampled Gaussian mechanism.
+#[derive(Debug, Clone)]
+pub struct RdpAccountant {
+    /// Rényi orders to optimize over.
+    pub orders: Vec<f64>,
+    /// RDP -> DP conversion.
+    pub conversion: Conversion,
+}
+
+impl Default for RdpAccountant {
+    fn default() -> Self {
+        Self {
+            orders: default_orders(),
+            conversion: Conversion::Improved,
+        }
+    }
+}
+
+/// Epsilon with the order that attains it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RdpEpsilon {
+    pub epsilon: f64,
+    pub order: f64,
+}
+
+impl RdpAccountant {
+    /// RDP curve of `steps` compositions: steps * rdp_1(alpha) at every order. A fractional
+    /// order whose MTZ series does not converge within 10^5 terms (large z with q near 1/2, where
+    /// the terms decay only polynomially) is excluded by setting it to +inf, as dp_accounting
+    /// does; minimizing over fewer orders still gives an upper bound.
+    pub fn rdp_curve(&self, q: f64, steps: usize, z: f64) -> Result<Vec<f64>> {
+        check_steps(steps)?;
+        self.orders
+            .iter()
+            .map(|&a| match rdp_subsampled_gaussian(q, z, a) {
+                Ok(r) => Ok(steps as f64 * r),
+                Err(Error::Numerical(_)) => Ok(f64::INFINITY),
+                Err(e) => Err(e),
+            })
+            .collect()
+    }
+
+    /// (epsilon, order) after `steps` steps at rate q and noise multiplier z, for target delta.
+    pub fn epsilon(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<RdpEpsilon> {
+        check_delta(delta)?;
+        let curve = self.rdp_curve(q, steps, z)?;
+        let (epsilon, order) = rdp_to_epsilon(&self.orders, &curve, delta, self.conversion);
+        Ok(RdpEpsilon { epsilon, order })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_orders_match_dp_accounting_grid() {
+        let o = default_orders();
+        assert_eq!(o.len(), 99 + 53 + 4);
+        assert_eq!(o[0], 1.1);
+        assert_eq!(o[98], 10.9);
+        assert_eq!(o[99], 11.0);
+        assert_eq!(*o.last().unwrap(), 1024.0);
+    }
+
+    #[test]
+    fn fractional_series_agrees_with_integer_expansion_at_integer_orders() {
+        // The MTZ series is exact for any alpha, so at an integer order it must reproduce the
+        // finite binomial sum; 1e-9 relative allows for the 36-nat truncation and rounding.
+        for &(q, z, a) in &[(0.01, 1.1, 5u64), (0.1, 0.8, 12), (0.001, 3.0, 40)] {
+            let int = log_a_int(q, z, a);
+            let frac = log_a_frac(q, z, a as f64).unwrap();
+            assert!(
+                ((int - frac) / int).abs() < 1e-9,
+                "q={q} z={z} a={a}: {int} vs {frac}"
+            );
+        }
+    }
+
+    #[test]
+    fn binomial_sign_flips_past_alpha() {
+        // C(2.5, 3) = 2.5*1.5*0.5/6 > 0, C(2.5, 4) = C(2.5,3) * (-0.5)/4 < 0.
+        assert_eq!(log_abs_binom(2.5, 3).1, 1.0);
+        assert_eq!(log_abs_binom(2.5, 4).1, -1.0);
+        assert!((log_abs_binom(2.5, 3).0 - (0.3125f64).ln()).abs() < 1e-14);
+    }
+}
