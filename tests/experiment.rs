@@ -321,3 +321,75 @@ fn exact_solvers_reach_their_optimality_conditions() {
     }
     let _ = BTreeMap::<usize, usize>::new();
 }
+
+#[test]
+fn lower_bound_spec_runs_on_the_appendix_l_source() {
+    let text = r#"
+name = "tiny_lower"
+theorem = "6.6"
+seed = 5
+loss = { family = "appendix_l" }
+batch_size = 5.0
+
+[data]
+source = "appendix_l"
+n = 200
+d = 8
+k = 2.0
+epsilon = 1.0
+delta = 1e-5
+
+[privacy]
+nu = 1.0
+delta = 1e-5
+epsilon = 1.0
+
+[sweep]
+vary = "n"
+
+[constants]
+dist0 = 1.0
+c_lower = 0.01
+
+[quick]
+phi_max = 0.04
+phi_min = 0.02
+points = 2
+replicates = 3
+iterates = 4
+bootstrap = 50
+
+[full]
+phi_max = 0.04
+phi_min = 0.02
+points = 2
+replicates = 3
+iterates = 4
+
+[[series]]
+k = 2.0
+
+[[series]]
+k = "inf"
+"#;
+    let raw: ExperimentSpec = toml::from_str(text).unwrap();
+    let spec = Spec::new(raw, Scale::Quick).unwrap();
+    let out = tmp("lower");
+    let cells = experiment::run(&spec, &opts(&out)).unwrap();
+    // n follows phi: n = ceil(sqrt(nu d log(1/delta)) / (phi eps)).
+    assert!(cells[&1].n > cells[&0].n);
+    let s = experiment::finalize(&spec, &cells, &out, None).unwrap();
+    assert!(s.series.iter().all(|x| x.verdict.contains("G phi^(1-1/k)")));
+    // G = 3 ||v|| = 3 sqrt(d/2) (Eq. 100), the lower bound c_lower G phi^(1-1/k) per replicate.
+    let r = &cells[&0].replicates[0];
+    assert!((r.g - 6.0).abs() < 1e-12);
+    let expect = 0.01 * 6.0 * cells[&0].phi.powf(0.5);
+    assert!((r.bound.unwrap() - expect).abs() < 1e-12 * expect);
+    // (epsilon, delta) of the data and of [privacy] must agree.
+    let bad = text.replace(
+        "epsilon = 1.0\ndelta = 1e-5\n\n[privacy]",
+        "epsilon = 2.0\ndelta = 1e-5\n\n[privacy]",
+    );
+    let raw: ExperimentSpec = toml::from_str(&bad).unwrap();
+    assert!(Spec::new(raw, Scale::Quick).is_err());
+}

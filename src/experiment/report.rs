@@ -41,6 +41,8 @@ pub struct SeriesSummary {
     pub decade: Option<Fit>,
     /// max over cells of mean OR / mean bound, and the number of cells with a bound.
     pub max_ratio: Option<f64>,
+    /// min over cells of mean OR / mean bound (the lower bound's check: >= 1).
+    pub min_ratio: Option<f64>,
     /// Cells with a bound / cells.
     pub bound_cells: (usize, usize),
     /// Cells where OR > bound, named.
@@ -113,6 +115,7 @@ pub fn summarize(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> SpecSummar
         );
         let mut violations = Vec::new();
         let mut max_ratio: Option<f64> = None;
+        let mut min_ratio: Option<f64> = None;
         let mut with_bound = 0;
         for c in &cs {
             let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
@@ -121,6 +124,7 @@ pub fn summarize(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> SpecSummar
             let (or, bd) = (fit::mean(&reps_of(c)), fit::mean(&b));
             let ratio = or / bd;
             max_ratio = Some(max_ratio.map_or(ratio, |m: f64| m.max(ratio)));
+            min_ratio = Some(min_ratio.map_or(ratio, |m: f64| m.min(ratio)));
             if role == Role::Upper && or > bd {
                 violations.push(format!(
                     "cell {} ({}, phi = {:.3e}): OR = {:.3e} > bound {:.3e}",
@@ -185,6 +189,7 @@ pub fn summarize(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> SpecSummar
             sweep,
             decade,
             max_ratio,
+            min_ratio,
             bound_cells: (with_bound, cs.len()),
             violations,
             c_range: range(cs.iter().flat_map(|c| c.replicates.iter().map(|r| r.c))),
@@ -295,9 +300,15 @@ pub fn table_rows(s: &SpecSummary) -> Vec<[String; 8]> {
                 format!("{:.3}", x.predicted),
                 fmt_fit(&x.sweep),
                 fmt_fit(&x.decade),
-                match x.max_ratio {
-                    Some(r) => format!("{r:.3} ({}/{} cells)", x.bound_cells.0, x.bound_cells.1),
-                    None => "n/a".into(),
+                match (x.role, x.max_ratio, x.min_ratio) {
+                    (Role::Lower, _, Some(r)) => format!(
+                        "min {r:.3} vs lower bound ({}/{} cells)",
+                        x.bound_cells.0, x.bound_cells.1
+                    ),
+                    (_, Some(r), _) => {
+                        format!("{r:.3} ({}/{} cells)", x.bound_cells.0, x.bound_cells.1)
+                    }
+                    _ => "n/a".into(),
                 },
                 x.verdict.clone(),
             ]
