@@ -119,7 +119,7 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
         md.push_str(&format!(
             "![{}]({})\n\n",
             s.title,
-            plots.join(format!("{}.png", s.spec)).display()
+            experiment::relative(&out, &plots.join(format!("{}.png", s.spec)))
         ));
     }
     std::fs::create_dir_all(&out)?;

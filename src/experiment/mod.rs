@@ -57,15 +57,21 @@ pub fn finalize(
     Ok(summary)
 }
 
-fn relative(from: &Path, to: &Path) -> String {
-    // Same folder: the file name; otherwise the path as given.
-    match to.parent() {
-        Some(p) if p == from => to
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        _ => to.display().to_string(),
-    }
+/// The path of `to` as seen from the folder `from` (both relative to the same root, or both
+/// absolute), for links in report.md.
+pub fn relative(from: &Path, to: &Path) -> String {
+    use std::path::Component;
+    let parts = |p: &Path| -> Vec<String> {
+        p.components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
+    };
+    let (f, t) = (parts(from), parts(to));
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut out: Vec<String> = vec!["..".to_string(); f.len() - common];
+    out.extend(t[common..].iter().cloned());
+    out.join("/")
 }
 
 /// Merges every `shard-*-of-N.jsonl` in `out` into `results.jsonl` (exactly what an unsharded
