@@ -18,12 +18,20 @@ enum Command {
     Train(cli::train::TrainArgs),
     /// Describe a data set's per-sample Lipschitz constants, or generate synthetic data.
     Data(cli::data::DataArgs),
+    /// The Appendix L hard instance Q_v (Thms 6.6 / L.1, I.3): p, n p, |V|, G, w*, f*, Eq. 107.
+    LowerBound(cli::lower_bound::LowerBoundArgs),
     /// Theorems as code: phi (Eq. 1), schedules, explicit bounds and exponents.
     Theory(cli::theory::TheoryArgs),
     /// Privacy accounting: epsilon of a run, noise calibration, zCDP conversion.
     Privacy(cli::privacy::PrivacyArgs),
     /// Clip-norm study (Section 5.2, Figure 1, Tables 3-7): accuracy against tau.
     Clipnorm(cli::clipnorm::ClipnormArgs),
+    /// Run one experiment spec (Monte Carlo rate check): results, report and plots.
+    Run(cli::run::RunArgs),
+    /// Run every experiment spec in simulations/ and print the verification table.
+    Verify(cli::verify::VerifyArgs),
+    /// Merge the shards of a sharded run into exactly what an unsharded run writes.
+    Merge(cli::merge::MergeArgs),
 }
 
 fn main() {
@@ -38,9 +46,13 @@ fn main() {
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),
         Command::Data(a) => cli::data::run(a),
+        Command::LowerBound(a) => cli::lower_bound::run(a),
         Command::Theory(a) => cli::theory::run(a),
         Command::Privacy(a) => cli::privacy::run(a),
         Command::Clipnorm(a) => cli::clipnorm::run(a),
+        Command::Run(a) => cli::run::run(a),
+        Command::Verify(a) => cli::verify::run(a),
+        Command::Merge(a) => cli::merge::run(a),
     };
     if let Err(e) = result {
         // One line, no backtrace: the error chain joined by ": ".

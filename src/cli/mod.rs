@@ -3,6 +3,10 @@
 
 pub mod clipnorm;
 pub mod data;
+pub mod lower_bound;
+pub mod merge;
 pub mod privacy;
+pub mod run;
 pub mod theory;
 pub mod train;
+pub mod verify;

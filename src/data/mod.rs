@@ -98,6 +98,8 @@ pub enum DataSpec {
     Generated(generator::GeneratorSpec),
     /// A CSV file (see [`csv::CsvSpec`]).
     Csv(csv::CsvSpec),
+    /// The hard distribution Q_v of Thm L.1 (see [`crate::lower_bound::AppendixLSpec`]).
+    AppendixL(crate::lower_bound::AppendixLSpec),
 }
 
 impl DataSpec {
@@ -106,6 +108,7 @@ impl DataSpec {
         match self {
             DataSpec::Generated(g) => g.generate(rng),
             DataSpec::Csv(c) => c.load(),
+            DataSpec::AppendixL(a) => a.build(rng),
         }
     }
 }

@@ -1,0 +1,119 @@
+//! Monte Carlo verification of the theorems' rates: specs, the runner, exact solvers, the
+//! exponent fit with bootstrap intervals, verdicts, results files (resume, shards, merge) and
+//! reports.
+//!
+//! A run writes into its output folder: `results.jsonl` (header + one line per cell, canonical
+//! order), `summary.json`, `report.md` and `<name>.png` / `<name>.svg`. None of them holds a
+//! timing, so a sharded run merged with [`merge`] reproduces them byte for byte.
+
+pub mod fit;
+pub mod report;
+pub mod runner;
+pub mod solver;
+pub mod spec;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub use report::{SpecSummary, summarize};
+pub use runner::{CellResult, RunOptions, run};
+pub use spec::{ExperimentSpec, Scale, Spec};
+
+use crate::error::{Error, Result};
+
+/// Writes summary.json, report.md and the figure for complete results; returns the summary.
+pub fn finalize(
+    spec: &Spec,
+    cells: &BTreeMap<usize, CellResult>,
+    out: &Path,
+    plots: Option<&Path>,
+) -> Result<SpecSummary> {
+    if cells.len() != spec.cells() {
+        return Err(Error::Config(format!(
+            "{} has {} of {} cells; finish the run (--resume) or merge every shard",
+            out.display(),
+            cells.len(),
+            spec.cells()
+        )));
+    }
+    let summary = summarize(spec, cells);
+    let io = |p: &Path| {
+        let p = p.display().to_string();
+        move |e| Error::io(p, e)
+    };
+    let js = out.join("summary.json");
+    std::fs::write(
+        &js,
+        serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n",
+    )
+    .map_err(io(&js))?;
+    let plot_dir = plots.unwrap_or(out);
+    std::fs::create_dir_all(plot_dir).map_err(io(plot_dir))?;
+    let stem = plot_dir.join(&spec.raw.name);
+    report::figure(spec, &summary, cells).save(&stem)?;
+    let rel = relative(out, &stem.with_extension("png"));
+    let md = out.join("report.md");
+    std::fs::write(&md, report::markdown(&summary, &rel, cells)).map_err(io(&md))?;
+    Ok(summary)
+}
+
+/// The path of `to` as seen from the folder `from` (both relative to the same root, or both
+/// absolute), for links in report.md.
+pub fn relative(from: &Path, to: &Path) -> String {
+    use std::path::Component;
+    let parts = |p: &Path| -> Vec<String> {
+        p.components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
+    };
+    let (f, t) = (parts(from), parts(to));
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut out: Vec<String> = vec!["..".to_string(); f.len() - common];
+    out.extend(t[common..].iter().cloned());
+    out.join("/")
+}
+
+/// Merges every `shard-*-of-N.jsonl` in `out` into `results.jsonl` (exactly what an unsharded
+/// run writes), checking that each cell appears once and none is missing.
+pub fn merge(spec: &Spec, out: &Path) -> Result<BTreeMap<usize, CellResult>> {
+    let head = runner::header(spec);
+    let mut all = BTreeMap::new();
+    let rd = std::fs::read_dir(out).map_err(|e| Error::io(out.display().to_string(), e))?;
+    let mut files: Vec<_> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|f| f.to_str())
+                .is_some_and(|f| f.starts_with("shard-") && f.ends_with(".jsonl"))
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::Config(format!(
+            "{} holds no shard-I-of-N.jsonl files",
+            out.display()
+        )));
+    }
+    for f in &files {
+        for (c, cell) in runner::read_results(f, &head)? {
+            if all.insert(c, cell).is_some() {
+                return Err(Error::Config(format!(
+                    "cell {c} appears in two shards ({})",
+                    f.display()
+                )));
+            }
+        }
+    }
+    if all.len() != spec.cells() {
+        let missing: Vec<usize> = (0..spec.cells()).filter(|c| !all.contains_key(c)).collect();
+        return Err(Error::Config(format!(
+            "the shards hold {} of {} cells; missing cells {:?}",
+            all.len(),
+            spec.cells(),
+            missing
+        )));
+    }
+    runner::write_results(&runner::results_path(out, None), &head, &all)?;
+    Ok(all)
+}

@@ -1,0 +1,513 @@
+//! Verdicts, tables, report.md and the per-spec figure, from the finished cells.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::fit::{self, Fit};
+use super::runner::{CellResult, gradient_risk, schedule_theorem};
+use super::spec::{ClipRule, Spec, fmt_k, k_serde};
+use crate::plot::{Figure, Series, Style};
+use crate::rng::{Purpose, derive_seed};
+
+/// What a series checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// An upper-bound theorem's schedule and bound.
+    Upper,
+    /// The lower-bound instance (the slope should equal the exponent).
+    Lower,
+    /// A clip norm outside the theorem (no bound applies).
+    Ablation,
+}
+
+/// One series' outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesSummary {
+    /// Legend label.
+    pub label: String,
+    /// k.
+    #[serde(with = "k_serde")]
+    pub k: f64,
+    /// Role.
+    pub role: Role,
+    /// Predicted exponent of phi.
+    pub predicted: f64,
+    /// Fit over the whole sweep.
+    pub sweep: Option<Fit>,
+    /// Fit over the smallest decade of phi.
+    pub decade: Option<Fit>,
+    /// max over cells of mean OR / mean bound, and the number of cells with a bound.
+    pub max_ratio: Option<f64>,
+    /// min over cells of mean OR / mean bound (the lower bound's check: >= 1).
+    pub min_ratio: Option<f64>,
+    /// Cells with a bound / cells.
+    pub bound_cells: (usize, usize),
+    /// Cells where OR > bound, named.
+    pub violations: Vec<String>,
+    /// Range of C used.
+    pub c_range: (f64, f64),
+    /// Range of tau used.
+    pub tau_range: (f64, f64),
+    /// The verdict.
+    pub verdict: String,
+}
+
+/// One spec's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecSummary {
+    /// Spec name.
+    pub spec: String,
+    /// Title.
+    pub title: String,
+    /// Theorem label.
+    pub theorem: String,
+    /// Theorem whose schedule ran.
+    pub schedule: String,
+    /// "quick" or "full".
+    pub scale: String,
+    /// What the risk is.
+    pub risk: String,
+    /// Series.
+    pub series: Vec<SeriesSummary>,
+    /// Constants and conventions, stated.
+    pub notes: Vec<String>,
+}
+
+fn range(v: impl Iterator<Item = f64>) -> (f64, f64) {
+    v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    })
+}
+
+/// Analyzes the finished cells of `spec` (all cells must be present).
+pub fn summarize(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> SpecSummary {
+    let raw = &spec.raw;
+    let mut series = Vec::new();
+    for (s, ser) in raw.series.iter().enumerate() {
+        let cs: Vec<&CellResult> = cells.values().filter(|c| c.series == s).collect();
+        let role = if raw.theorem.is_lower_bound() {
+            Role::Lower
+        } else if matches!(ser.clip, ClipRule::Fixed(_))
+            || (matches!(ser.clip, ClipRule::Quantile(_))
+                && raw.theorem.full_version() != crate::theory::TheoremId::H1)
+        {
+            Role::Ablation
+        } else {
+            Role::Upper
+        };
+        let predicted = raw.theorem.phi_exponent(ser.k);
+        let phis: Vec<f64> = cs.iter().map(|c| c.phi).collect();
+        let reps: Vec<Vec<f64>> = cs
+            .iter()
+            .map(|c| c.replicates.iter().map(|r| r.risk).collect())
+            .collect();
+        let seed = derive_seed(raw.seed, s as u64, Purpose::Other(0xf17));
+        let sweep = fit::fit(&phis, &reps, spec.bootstrap, seed);
+        let dec = fit::smallest_decade(&phis);
+        let decade = fit::fit(
+            &dec.iter().map(|&i| phis[i]).collect::<Vec<_>>(),
+            &dec.iter().map(|&i| reps[i].clone()).collect::<Vec<_>>(),
+            spec.bootstrap,
+            seed ^ 1,
+        );
+        let mut violations = Vec::new();
+        let mut max_ratio: Option<f64> = None;
+        let mut min_ratio: Option<f64> = None;
+        let mut with_bound = 0;
+        for c in &cs {
+            let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
+            let Some(b) = b else { continue };
+            with_bound += 1;
+            let (or, bd) = (fit::mean(&reps_of(c)), fit::mean(&b));
+            let ratio = or / bd;
+            max_ratio = Some(max_ratio.map_or(ratio, |m: f64| m.max(ratio)));
+            min_ratio = Some(min_ratio.map_or(ratio, |m: f64| m.min(ratio)));
+            if role == Role::Upper && or > bd {
+                violations.push(format!(
+                    "cell {} ({}, phi = {:.3e}): OR = {:.3e} > bound {:.3e}",
+                    c.cell,
+                    spec.label(s),
+                    c.phi,
+                    or,
+                    bd
+                ));
+            }
+        }
+        let tol = raw.slope_tolerance;
+        let verdict = match role {
+            _ if !violations.is_empty() => format!("VIOLATION: {}", violations.join("; ")),
+            Role::Upper => match &decade {
+                None => "no fit (risk not positive)".to_string(),
+                Some(f) if f.slope >= predicted - tol => {
+                    if with_bound == 0 {
+                        "rate consistent (no bound applies)".to_string()
+                    } else {
+                        "rate consistent".to_string()
+                    }
+                }
+                Some(_) => {
+                    if with_bound == 0 {
+                        "pre-asymptotic (no bound applies)".to_string()
+                    } else {
+                        "pre-asymptotic".to_string()
+                    }
+                }
+            },
+            Role::Lower => {
+                // The reported constant: OR >= c_hat G phi^(1-1/k) in every cell.
+                let c_hat = cs
+                    .iter()
+                    .map(|c| {
+                        let g = c.replicates.first().map_or(f64::NAN, |r| r.g);
+                        fit::mean(&reps_of(c)) / (g * c.phi.powf(1.0 - 1.0 / ser.k))
+                    })
+                    .fold(f64::INFINITY, f64::min);
+                match &decade {
+                    Some(f) if f.lo >= predicted - 0.05 && f.hi <= predicted + 0.05 => {
+                        format!("tight (OR >= {c_hat:.3e} G phi^(1-1/k))")
+                    }
+                    Some(_) => format!(
+                        "not tight: CI not within 0.05 of {predicted:.3} (OR >= {c_hat:.3e} G phi^(1-1/k))"
+                    ),
+                    None => "no fit".to_string(),
+                }
+            }
+            Role::Ablation => match &decade {
+                Some(f) if f.hi < 0.25 => "ablation: bias floor".to_string(),
+                Some(f) => format!("ablation: still falling (slope {:.2})", f.slope),
+                None => "ablation: no fit".to_string(),
+            },
+        };
+        series.push(SeriesSummary {
+            label: spec.label(s),
+            k: ser.k,
+            role,
+            predicted,
+            sweep,
+            decade,
+            max_ratio,
+            min_ratio,
+            bound_cells: (with_bound, cs.len()),
+            violations,
+            c_range: range(cs.iter().flat_map(|c| c.replicates.iter().map(|r| r.c))),
+            tau_range: range(cs.iter().flat_map(|c| c.replicates.iter().map(|r| r.tau))),
+            verdict,
+        });
+    }
+    let mut notes = vec![
+        format!(
+            "w0 = w* + {} (1, ..., 1)/sqrt(p), so ||w0 - w*|| = {} exactly; w* from the exact non-private solver of each data set",
+            raw.constants.dist0, raw.constants.dist0
+        ),
+        match raw.constants.c {
+            _ if schedule_theorem(raw.theorem).full_version() == crate::theory::TheoremId::I1 => {
+                "Thm I.1 has no free C: eta = D_W/(T tau) psi^(-1/2), so the C column shows D_W".to_string()
+            }
+            super::spec::FreeConstant::Value(c) => format!("C = {c} (given)"),
+            _ => "C chosen per replicate to minimize the theorem's explicit bound (golden section on log C); the range used is in the table below".to_string(),
+        },
+        format!(
+            "risk estimated at K = {} iterates drawn uniformly from 0..T per run (unbiased for the random iterate of Algorithm 1), R = {} replicates per cell, {} data per replicate",
+            spec.iterates,
+            spec.replicates,
+            if raw.fresh_data { "fresh" } else { "one fixed data set, the same" }
+        ),
+        format!(
+            "fit: OLS of log(mean risk) on log phi; 95% percentile bootstrap over replicates ({} resamples); 'rate consistent' when the smallest-decade slope >= predicted - {}",
+            spec.bootstrap, raw.slope_tolerance
+        ),
+        format!(
+            "privacy: Thm 3.4 noise, nu = {}, delta = {}; phi swept by {}",
+            raw.privacy.nu,
+            raw.privacy.delta,
+            match raw.sweep.vary {
+                super::spec::Vary::Epsilon => "epsilon at fixed n",
+                super::spec::Vary::N => "n at fixed epsilon",
+            }
+        ),
+    ];
+    if let Some(g) = raw.constants.gamma {
+        notes.push(format!(
+            "gamma = {g}: the bound holds with probability >= 1 - gamma over the data set (1 at k = inf); the check compares the means over replicates"
+        ));
+    }
+    match raw.theorem.full_version() {
+        crate::theory::TheoremId::H1 => notes.push(
+            "Thm H.1: alpha(tau) is the upper estimate of theory::estimate_alpha (8 starts), so the bound used is at most the theorem's: a pass is rigorous; Delta(w*) from the per-sample minima".into(),
+        ),
+        crate::theory::TheoremId::K1 => notes.push(
+            "Thm K.1 needs Assumption 6.4: for the weighted sharp loss D = 2 f* / (a_bar - 16 phi^(1-1/k) G) (from f(w) - f* >= a_bar ||w - w*|| - 2 f*); when 16 phi^(1-1/k) G >= a_bar no D exists and the bound does not apply (counted in 'bound cells'); the bound holds with probability 3/4".into(),
+        ),
+        crate::theory::TheoremId::N1 => notes.push(
+            "Thm N.1: L = (1/n) sum of per-sample smoothness constants (an upper bound on f's); f(w0) - f* with f* = the Newton reference (a local minimum: f(w0) - f* is then a lower estimate, so a pass is rigorous)".into(),
+        ),
+        _ => {}
+    }
+    SpecSummary {
+        spec: raw.name.clone(),
+        title: raw
+            .title
+            .clone()
+            .unwrap_or_else(|| format!("Thm {}", raw.theorem)),
+        theorem: raw.theorem.label().to_string(),
+        schedule: schedule_theorem(raw.theorem).label().to_string(),
+        scale: format!("{:?}", spec.scale).to_lowercase(),
+        risk: if gradient_risk(raw.theorem) {
+            "E||grad f(w_priv)||^2".into()
+        } else {
+            "E f(w_priv) - f*".into()
+        },
+        series,
+        notes,
+    }
+}
+
+fn reps_of(c: &CellResult) -> Vec<f64> {
+    c.replicates.iter().map(|r| r.risk).collect()
+}
+
+fn fmt_fit(f: &Option<Fit>) -> String {
+    match f {
+        Some(f) => format!("{:.2} [{:.2}, {:.2}]", f.slope, f.lo, f.hi),
+        None => "-".into(),
+    }
+}
+
+/// The table's header.
+pub const TABLE_HEADER: [&str; 8] = [
+    "spec",
+    "theorem",
+    "series",
+    "predicted",
+    "slope sweep [95% CI]",
+    "slope smallest decade [95% CI]",
+    "max OR/bound",
+    "verdict",
+];
+
+/// The table rows of a summary.
+pub fn table_rows(s: &SpecSummary) -> Vec<[String; 8]> {
+    s.series
+        .iter()
+        .map(|x| {
+            [
+                s.spec.clone(),
+                s.theorem.clone(),
+                x.label.clone(),
+                format!("{:.3}", x.predicted),
+                fmt_fit(&x.sweep),
+                fmt_fit(&x.decade),
+                match (x.role, x.max_ratio, x.min_ratio) {
+                    (Role::Lower, _, Some(r)) => format!(
+                        "min {r:.3} vs lower bound ({}/{} cells)",
+                        x.bound_cells.0, x.bound_cells.1
+                    ),
+                    (_, Some(r), _) => {
+                        format!("{r:.3} ({}/{} cells)", x.bound_cells.0, x.bound_cells.1)
+                    }
+                    _ => "n/a".into(),
+                },
+                x.verdict.clone(),
+            ]
+        })
+        .collect()
+}
+
+/// Plain-text table with aligned columns.
+pub fn text_table(rows: &[[String; 8]]) -> String {
+    let mut w = TABLE_HEADER.map(|h| h.len());
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            if i < 7 {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<&str>, out: &mut String| {
+        for (i, c) in cells.iter().enumerate() {
+            if i < 7 {
+                let _ = write!(out, "{:<width$}  ", c, width = w[i]);
+            } else {
+                let _ = write!(out, "{c}");
+            }
+        }
+        out.push('\n');
+    };
+    line(TABLE_HEADER.to_vec(), &mut out);
+    for r in rows {
+        line(r.iter().map(|s| s.as_str()).collect(), &mut out);
+    }
+    out
+}
+
+/// Markdown table.
+pub fn markdown_table(rows: &[[String; 8]]) -> String {
+    let mut out = format!("| {} |\n", TABLE_HEADER.join(" | "));
+    out.push_str(&format!("|{}\n", "---|".repeat(8)));
+    for r in rows {
+        out.push_str(&format!("| {} |\n", r.join(" | ").replace('\n', " ")));
+    }
+    out
+}
+
+/// report.md for one spec (no timings, so merged shards reproduce it byte for byte).
+pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellResult>) -> String {
+    let mut out = format!("# {}\n\n", s.title);
+    let _ = writeln!(
+        out,
+        "Spec `{}`, Thm {} (schedule of Thm {}), {} scale. Risk: {}.\n",
+        s.spec, s.theorem, s.schedule, s.scale, s.risk
+    );
+    out.push_str(&markdown_table(&table_rows(s)));
+    out.push_str("\n| series | C range | tau range |\n|---|---|---|\n");
+    for x in &s.series {
+        let _ = writeln!(
+            out,
+            "| {} | {:.4} .. {:.4} | {:.4} .. {:.4} |",
+            x.label, x.c_range.0, x.c_range.1, x.tau_range.0, x.tau_range.1
+        );
+    }
+    out.push_str("\nConventions:\n\n");
+    for n in &s.notes {
+        let _ = writeln!(out, "- {n}");
+    }
+    let _ = writeln!(out, "\n![{}]({plot_file})\n", s.title);
+    out.push_str("Cells (mean over replicates):\n\n| cell | series | phi | n | epsilon | T | mean OR | mean bound |\n|---|---|---|---|---|---|---|---|\n");
+    for c in cells.values() {
+        let or = fit::mean(&reps_of(c));
+        let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.4e} | {} | {:.4} | {} | {:.4e} | {} |",
+            c.cell,
+            s.series[c.series].label,
+            c.phi,
+            c.n,
+            c.epsilon,
+            c.steps,
+            or,
+            b.map(|b| format!("{:.4e}", fit::mean(&b)))
+                .unwrap_or("n/a".into())
+        );
+    }
+    out
+}
+
+/// The figure: risk against phi per series with bootstrap-free 95% error bars (mean +- 1.96 se),
+/// the fitted line, a dashed reference line with the predicted slope through the smallest-phi
+/// point, and the bound (dotted).
+pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>) -> Figure {
+    let mut series = Vec::new();
+    let mut any_bound = false;
+    for (i, x) in s.series.iter().enumerate() {
+        let cs: Vec<&CellResult> = cells.values().filter(|c| c.series == i).collect();
+        let mut pts = Vec::new();
+        let mut err = Vec::new();
+        let mut bnd = Vec::new();
+        for c in &cs {
+            let r = reps_of(c);
+            let m = fit::mean(&r);
+            let sd = (r.iter().map(|v| (v - m) * (v - m)).sum::<f64>()
+                / (r.len().max(2) - 1) as f64)
+                .sqrt();
+            let se = 1.96 * sd / (r.len() as f64).sqrt();
+            pts.push((c.phi, m));
+            err.push(((m - se).max(m * 1e-3), m + se));
+            let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
+            if let Some(b) = b {
+                bnd.push((c.phi, fit::mean(&b)));
+            }
+        }
+        series.push(Series {
+            label: Some(format!("{} (slope {})", x.label, fmt_slope(&x.sweep))),
+            points: pts.clone(),
+            errors: err,
+            style: Style::Points,
+            color: i,
+        });
+        if let Some(f) = &x.sweep {
+            let (a, b) = f.phi_range;
+            series.push(Series {
+                label: None,
+                points: vec![
+                    (a, (f.intercept + f.slope * a.ln()).exp()),
+                    (b, (f.intercept + f.slope * b.ln()).exp()),
+                ],
+                errors: vec![],
+                style: Style::Line,
+                color: i,
+            });
+        }
+        if let Some(&(p0, r0)) = pts.iter().min_by(|a, b| a.0.total_cmp(&b.0)) {
+            let p1 = pts.iter().map(|p| p.0).fold(0.0, f64::max);
+            series.push(Series {
+                label: None,
+                points: vec![(p0, r0), (p1, r0 * (p1 / p0).powf(x.predicted))],
+                errors: vec![],
+                style: Style::Dashed,
+                color: i,
+            });
+        }
+        if !bnd.is_empty() {
+            any_bound = true;
+            series.push(Series {
+                label: None,
+                points: bnd,
+                errors: vec![],
+                style: Style::Dotted,
+                color: i,
+            });
+        }
+    }
+    // Legend entries for the line styles (gray).
+    series.push(Series {
+        label: Some("fitted OLS line (solid)".into()),
+        points: vec![],
+        errors: vec![],
+        style: Style::Line,
+        color: 6,
+    });
+    series.push(Series {
+        label: Some("predicted slope (dashed)".into()),
+        points: vec![],
+        errors: vec![],
+        style: Style::Dashed,
+        color: 6,
+    });
+    if any_bound {
+        series.push(Series {
+            label: Some(
+                if spec.raw.theorem.is_lower_bound() {
+                    "lower bound (dotted)"
+                } else {
+                    "explicit bound (dotted)"
+                }
+                .into(),
+            ),
+            points: vec![],
+            errors: vec![],
+            style: Style::Dotted,
+            color: 6,
+        });
+    }
+    Figure {
+        title: s.title.clone(),
+        x_label: "phi = sqrt(nu d log(1/delta)) / (n eps)".into(),
+        y_label: format!("OR = {}", s.risk),
+        series,
+        size: (960, 720),
+    }
+}
+
+fn fmt_slope(f: &Option<Fit>) -> String {
+    f.as_ref().map_or("-".into(), |f| format!("{:.2}", f.slope))
+}
+
+/// "inf" or k.
+pub fn k_label(k: f64) -> String {
+    fmt_k(k)
+}

@@ -1,0 +1,767 @@
+//! The Monte Carlo runner: cells (series x phi) of R replicates, rayon over (cell, replicate),
+//! each finished cell appended to the results file as one JSON line.
+//!
+//! Seeds derive from (base seed, series or cell index, replicate), never from threads, so the
+//! results file is the same for every RAYON_NUM_THREADS, every shard split and every resume.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use rand::RngExt;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::solver::{self, Reference};
+use super::spec::{ClipRule, FreeConstant, HeavyShift, Spec, Vary, k_serde};
+use crate::data::{DataSpec, Dataset};
+use crate::dpsgd::{DpSgd, Init, Projection, StepSchedule};
+use crate::error::{Error, Result};
+use crate::loss::{Loss, LossSpec, mean_grad, mean_value, norm2, per_sample_lipschitz};
+use crate::rng::{Purpose, derive_seed, stream};
+use crate::theory::bounds;
+use crate::theory::phi::{PhiInputs, phi as phi_of};
+use crate::theory::{TheoremId, TheoryParams, prescribe};
+
+const DATA_TAG: u64 = 0xda7a;
+const RUN_TAG: u64 = 0x2a11;
+const ITER_TAG: u64 = 0x17e2;
+
+/// One replicate's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplicateResult {
+    /// The risk estimate: mean over K uniformly drawn iterates of f(w_t) - f* (convex) or
+    /// ||grad f(w_t)||^2 (nonconvex).
+    pub risk: f64,
+    /// The explicit bound with this replicate's constants (None: no theorem bound applies).
+    pub bound: Option<f64>,
+    /// C used.
+    pub c: f64,
+    /// tau used.
+    pub tau: f64,
+    /// eta used.
+    pub eta: f64,
+    /// f* (or the reference value for nonconvex losses).
+    pub f_star: f64,
+    /// G of Assumption 6.1 used.
+    pub g: f64,
+}
+
+/// A finished cell: one line of the results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellResult {
+    /// Cell index (series * points + phi index).
+    pub cell: usize,
+    /// Series index.
+    pub series: usize,
+    /// k.
+    #[serde(with = "k_serde")]
+    pub k: f64,
+    /// Index into the phi grid.
+    pub phi_index: usize,
+    /// phi actually run (Eq. 1 at the integer n when n varies).
+    pub phi: f64,
+    /// n.
+    pub n: usize,
+    /// epsilon.
+    pub epsilon: f64,
+    /// T.
+    pub steps: u64,
+    /// Replicates, in replicate order.
+    pub replicates: Vec<ReplicateResult>,
+}
+
+/// The first line of a results file: what produced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// Spec name.
+    pub spec: String,
+    /// "quick" or "full".
+    pub scale: String,
+    /// FNV-1a hash of the spec and scale: resume and merge refuse a different spec.
+    pub fingerprint: String,
+    /// Number of cells of the whole sweep.
+    pub cells: usize,
+}
+
+/// Options of [`run`].
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Output folder.
+    pub out: PathBuf,
+    /// Keep the finished cells of an existing results file.
+    pub resume: bool,
+    /// Start over even if the results file holds finished cells (otherwise that is an error,
+    /// so that a long run is never discarded by accident).
+    pub fresh: bool,
+    /// Run only cells with index % N == I - 1 (I in 1..=N).
+    pub shard: Option<(usize, usize)>,
+    /// Progress bar on stderr.
+    pub progress: bool,
+    /// Stop after this many newly finished cells (tests of resume; None: run all).
+    pub stop_after: Option<usize>,
+}
+
+/// The header of `spec`'s results.
+pub fn header(spec: &Spec) -> Header {
+    let text = format!(
+        "{}|{:?}",
+        serde_json::to_string(&spec.raw).unwrap_or_default(),
+        spec.scale
+    );
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    Header {
+        spec: spec.raw.name.clone(),
+        scale: format!("{:?}", spec.scale).to_lowercase(),
+        fingerprint: format!("{h:016x}"),
+        cells: spec.cells(),
+    }
+}
+
+/// The results file of a run: `results.jsonl`, or `shard-I-of-N.jsonl`.
+pub fn results_path(out: &Path, shard: Option<(usize, usize)>) -> PathBuf {
+    match shard {
+        None => out.join("results.jsonl"),
+        Some((i, n)) => out.join(format!("shard-{i}-of-{n}.jsonl")),
+    }
+}
+
+/// Reads a results file: its header and the complete cell lines (a torn last line from an
+/// interrupted write is dropped). Errors if the header is not `expect`'s.
+pub fn read_results(path: &Path, expect: &Header) -> Result<BTreeMap<usize, CellResult>> {
+    let io = |e| Error::io(path.display().to_string(), e);
+    let f = File::open(path).map_err(io)?;
+    let mut cells = BTreeMap::new();
+    let mut lines = BufReader::new(f).lines();
+    let head = match lines.next() {
+        Some(l) => l.map_err(io)?,
+        None => return Ok(cells),
+    };
+    let h: Header = serde_json::from_str(&head)
+        .map_err(|e| Error::Config(format!("{}: bad header: {e}", path.display())))?;
+    if h != *expect {
+        return Err(Error::Config(format!(
+            "{} was written by spec {} ({}, fingerprint {}), not by this spec {} ({}, fingerprint {}); use another --out",
+            path.display(),
+            h.spec,
+            h.scale,
+            h.fingerprint,
+            expect.spec,
+            expect.scale,
+            expect.fingerprint
+        )));
+    }
+    for line in lines {
+        let line = line.map_err(io)?;
+        if let Ok(c) = serde_json::from_str::<CellResult>(&line)
+            && cells.insert(c.cell, c).is_some()
+        {
+            return Err(Error::Config(format!(
+                "{}: a cell appears twice",
+                path.display()
+            )));
+        }
+    }
+    Ok(cells)
+}
+
+/// Writes a results file canonically: header, then cells by index. Atomic (temp + rename).
+pub fn write_results(
+    path: &Path,
+    head: &Header,
+    cells: &BTreeMap<usize, CellResult>,
+) -> Result<()> {
+    let tmp = path.with_extension("jsonl.tmp");
+    let io = |e| Error::io(tmp.display().to_string(), e);
+    let mut text = serde_json::to_string(head).expect("header serializes");
+    text.push('\n');
+    for c in cells.values() {
+        text.push_str(&serde_json::to_string(c).expect("cell serializes"));
+        text.push('\n');
+    }
+    std::fs::write(&tmp, text).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path.display().to_string(), e))
+}
+
+/// Runs the cells of `spec` not yet in the results file; returns every finished cell (old and
+/// new) of this run's slice.
+pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>> {
+    if let Some((i, n)) = opts.shard
+        && (n == 0 || i == 0 || i > n)
+    {
+        return Err(Error::param(format!(
+            "--shard I/N needs 1 <= I <= N, but is {i}/{n}"
+        )));
+    }
+    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(opts.out.display().to_string(), e))?;
+    let head = header(spec);
+    let path = results_path(&opts.out, opts.shard);
+    let mut done = if opts.resume && path.exists() {
+        read_results(&path, &head)?
+    } else {
+        if !opts.fresh && path.exists() {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let finished = text
+                .lines()
+                .skip(1)
+                .filter(|l| !l.trim().is_empty())
+                .count();
+            if finished > 0 {
+                return Err(Error::Config(format!(
+                    "{} already holds {finished} finished cells: pass --resume to continue, --fresh to start over, or another --out",
+                    path.display()
+                )));
+            }
+        }
+        BTreeMap::new()
+    };
+    // Rewrite canonically (drops a torn line), then append as cells finish.
+    write_results(&path, &head, &done)?;
+    let mine = |c: &usize| opts.shard.is_none_or(|(i, n)| c % n == i - 1);
+    let mut todo: Vec<usize> = (0..spec.cells())
+        .filter(mine)
+        .filter(|c| !done.contains_key(c))
+        .collect();
+    if let Some(m) = opts.stop_after {
+        todo.truncate(m);
+    }
+    // Largest T first, so the long cells do not trail at the end.
+    todo.sort_by(|a, b| {
+        spec.cell(*a)
+            .1
+            .cmp(&spec.cell(*b).1)
+            .reverse()
+            .then(a.cmp(b))
+    });
+    let work = |c: usize| spec.replicates as f64 * steps_estimate(spec, spec.cell(c).1);
+    let progress = Progress::new(
+        todo.iter().map(|&c| work(c)).sum(),
+        todo.len(),
+        opts.progress,
+        &spec.raw.name,
+    );
+    let file = Mutex::new(
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io(path.display().to_string(), e))?,
+    );
+    let new: Vec<CellResult> = todo
+        .par_iter()
+        .map(|&c| -> Result<CellResult> {
+            let cell = run_cell(spec, c, &|| {
+                progress.add(steps_estimate(spec, spec.cell(c).1))
+            })?;
+            let line = serde_json::to_string(&cell).expect("cell serializes") + "\n";
+            let mut f = file.lock().expect("results file lock");
+            f.write_all(line.as_bytes())
+                .and_then(|_| f.flush())
+                .map_err(|e| Error::io(path.display().to_string(), e))?;
+            progress.cell_done();
+            Ok(cell)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    progress.finish();
+    for c in new {
+        done.insert(c.cell, c);
+    }
+    write_results(&path, &head, &done)?;
+    Ok(done)
+}
+
+fn steps_estimate(spec: &Spec, pi: usize) -> f64 {
+    let phi = spec.phis[pi];
+    if spec.raw.theorem.full_version() == TheoremId::H1 {
+        bounds::thm54_steps(phi)
+    } else {
+        bounds::main_text_steps(phi)
+    }
+}
+
+/// One cell: R replicates in parallel.
+pub fn run_cell(spec: &Spec, c: usize, tick: &(dyn Fn() + Sync)) -> Result<CellResult> {
+    let (s, pi) = spec.cell(c);
+    let point = sweep_point(spec, pi)?;
+    let reps = (0..spec.replicates)
+        .into_par_iter()
+        .map(|r| {
+            let out = run_replicate(spec, c, &point, r);
+            tick();
+            out
+        })
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| {
+            Error::Numerical(format!(
+                "cell {c} ({}, phi = {:.4e}): {e}",
+                spec.label(s),
+                point.phi
+            ))
+        })?;
+    let steps = reps.first().map(|r| r.1).unwrap_or(0);
+    Ok(CellResult {
+        cell: c,
+        series: s,
+        k: spec.raw.series[s].k,
+        phi_index: pi,
+        phi: point.phi,
+        n: point.n,
+        epsilon: point.epsilon,
+        steps,
+        replicates: reps.into_iter().map(|r| r.0).collect(),
+    })
+}
+
+/// (n, epsilon, phi) of grid point `pi`.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepPoint {
+    /// n.
+    pub n: usize,
+    /// epsilon.
+    pub epsilon: f64,
+    /// phi of Eq. (1) at (n, epsilon).
+    pub phi: f64,
+}
+
+/// Eq. (1) at grid point `pi`: epsilon solved at the generator's n, or n rounded up at fixed
+/// epsilon (phi recomputed, so phi <= the grid value).
+pub fn sweep_point(spec: &Spec, pi: usize) -> Result<SweepPoint> {
+    let target = spec.phis[pi];
+    let pr = &spec.raw.privacy;
+    let d = spec.dim()? as f64;
+    let (n, epsilon) = match spec.raw.sweep.vary {
+        Vary::Epsilon => {
+            let n = spec.base_n()?;
+            (
+                n,
+                crate::theory::phi::epsilon_for_phi(target, n as f64, d, pr.delta, pr.nu)?,
+            )
+        }
+        Vary::N => {
+            let eps = pr.epsilon.expect("validated");
+            let n = crate::theory::phi::n_for_phi(target, d, eps, pr.delta, pr.nu)?;
+            let n = crate::theory::schedules::round_steps(n) as usize;
+            (n, eps)
+        }
+    };
+    let phi = phi_of(&PhiInputs {
+        n: n as f64,
+        d,
+        epsilon,
+        delta: pr.delta,
+        nu: pr.nu,
+    })?;
+    Ok(SweepPoint { n, epsilon, phi })
+}
+
+/// The schedule a theorem's experiment runs: the lower bounds L.1 / 6.6 run K.1's schedule (Thm
+/// 6.5 attains them), I.3 runs I.1's.
+pub fn schedule_theorem(id: TheoremId) -> TheoremId {
+    match id {
+        TheoremId::T6_6 | TheoremId::L1 => TheoremId::T6_5,
+        TheoremId::I3 => TheoremId::I1,
+        t => t,
+    }
+}
+
+/// True when the risk is E||grad f||^2 (Thm N.1), not the excess risk.
+pub fn gradient_risk(id: TheoremId) -> bool {
+    id.full_version() == TheoremId::N1
+}
+
+/// The data set of (series s, grid point, replicate r).
+pub fn build_data(spec: &Spec, s: usize, n: usize, r: usize) -> Result<Dataset> {
+    let ds = spec.series_data(s, (spec.raw.sweep.vary == Vary::N).then_some(n))?;
+    let base = derive_seed(spec.raw.seed, s as u64, Purpose::Other(DATA_TAG));
+    let rep = if spec.raw.fresh_data { r as u64 } else { 0 };
+    let mut data = ds.build(&mut stream(base, rep, Purpose::Data))?;
+    if let Some(h) = spec.raw.series[s].heavy_shift {
+        heavy_shift(&mut data, h);
+    }
+    Ok(data)
+}
+
+fn heavy_shift(data: &mut Dataset, h: HeavyShift) {
+    let mut w = data.y.clone();
+    w.sort_by(f64::total_cmp);
+    let cut = w[((h.quantile * data.n as f64) as usize).min(data.n - 1)];
+    for i in 0..data.n {
+        if data.y[i] >= cut {
+            data.x[i * data.d] += h.offset;
+        }
+    }
+}
+
+fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let i = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
+    s[i]
+}
+
+/// G of Assumption 6.1: given in the spec, or the generator's exact k-norm.
+fn g_of(spec: &Spec, s: usize) -> Result<f64> {
+    if let Some(g) = spec.raw.constants.g {
+        return Ok(g);
+    }
+    match spec.series_data(s, None)? {
+        DataSpec::Generated(g) => g.lipschitz_k_norm(&spec.raw.loss)?.ok_or_else(|| {
+            Error::Config("the generator cannot give G for this loss and k; set constants.g".into())
+        }),
+        // Eq. (100): G = 3 ||v||.
+        DataSpec::AppendixL(a) => a.g(),
+        _ => Err(Error::Config("set constants.g for this data source".into())),
+    }
+}
+
+/// Everything a replicate needs to set up DP-SGD, before C is chosen.
+struct Setup {
+    sched: TheoremId,
+    params: TheoryParams,
+    point: SweepPoint,
+}
+
+impl Setup {
+    fn prescription(&self, c: f64) -> Result<crate::theory::Prescription> {
+        let mut p = self.params.clone();
+        p.c = Some(c);
+        prescribe(self.sched, self.point.phi, &p)
+    }
+
+    /// C minimizing the bound (golden section on log C over [1e-4, 1e4] x dist0).
+    fn optimal_c(&self) -> Result<f64> {
+        let d0 = self.params.dist0.unwrap_or(1.0).max(1e-12);
+        let bound = |lc: f64| -> Result<Option<f64>> { Ok(self.prescription(lc.exp())?.bound) };
+        if bound(d0.ln())?.is_none() {
+            // No bound (a missing problem constant): C minimizing the D0^2/C + 2C part.
+            return Ok(d0 / 2f64.sqrt());
+        }
+        let (mut a, mut b) = ((1e-4 * d0).ln(), (1e4 * d0).ln());
+        let r = (5f64.sqrt() - 1.0) / 2.0;
+        let mut x1 = b - r * (b - a);
+        let mut x2 = a + r * (b - a);
+        let mut f1 = bound(x1)?.unwrap_or(f64::INFINITY);
+        let mut f2 = bound(x2)?.unwrap_or(f64::INFINITY);
+        for _ in 0..80 {
+            if f1 < f2 {
+                b = x2;
+                x2 = x1;
+                f2 = f1;
+                x1 = b - r * (b - a);
+                f1 = bound(x1)?.unwrap_or(f64::INFINITY);
+            } else {
+                a = x1;
+                x1 = x2;
+                f1 = f2;
+                x2 = a + r * (b - a);
+                f2 = bound(x2)?.unwrap_or(f64::INFINITY);
+            }
+        }
+        Ok((0.5 * (a + b)).exp())
+    }
+}
+
+/// One replicate: data, exact reference, w0 at distance dist0, schedule, DP-SGD, risk at K
+/// pre-drawn iterates. Returns the replicate and T.
+pub fn run_replicate(
+    spec: &Spec,
+    c: usize,
+    point: &SweepPoint,
+    r: usize,
+) -> Result<(ReplicateResult, u64)> {
+    let (s, _) = spec.cell(c);
+    let raw = &spec.raw;
+    let ser = &raw.series[s];
+    let data = build_data(spec, s, point.n, r)?;
+    let loss = raw.loss.build(&data)?;
+    let reference = solver::solve(&raw.loss, loss.as_ref(), &data)?;
+    let p = loss.param_dim();
+    let u = 1.0 / (p as f64).sqrt();
+    let d0 = raw.constants.dist0;
+    let w0: Vec<f64> = reference.w_star.iter().map(|w| w + d0 * u).collect();
+    let projection = match raw.radius {
+        Some(rad) => {
+            if norm2(&reference.w_star) >= rad || norm2(&w0) > rad {
+                return Err(Error::Config(format!(
+                    "W = ball of radius {rad} must contain w* (||w*|| = {:.4}) and w0 (||w0|| = {:.4}); enlarge radius or shrink dist0",
+                    norm2(&reference.w_star),
+                    norm2(&w0)
+                )));
+            }
+            Projection::L2Ball { radius: rad }
+        }
+        None => Projection::None,
+    };
+    let g = g_of(spec, s)?;
+    let sched = schedule_theorem(raw.theorem);
+    let mut params = TheoryParams {
+        k: Some(ser.k),
+        g: Some(g),
+        gamma: raw.constants.gamma,
+        dist0: Some(d0),
+        d_w: raw.radius.map(|r| 2.0 * r),
+        ..Default::default()
+    };
+    let gi = per_sample_lipschitz(loss.as_ref(), &data);
+    match sched.full_version() {
+        TheoremId::H1 => {
+            let gi = gi
+                .clone()
+                .ok_or_else(|| Error::Config("Thm H.1 needs per-sample G_i".into()))?;
+            let g_n = gi.iter().cloned().fold(0.0, f64::max);
+            let tau = match ser.clip {
+                ClipRule::Theorem => g_n,
+                ClipRule::Quantile(q) => quantile(&gi, q),
+                ClipRule::Fixed(t) => t.min(g_n),
+            };
+            let fi = crate::theory::alpha::per_sample_minima(&raw.loss, loss.as_ref(), &data)?;
+            let delta =
+                crate::theory::alpha::delta_star(loss.as_ref(), &data, &reference.w_star, &fi)?;
+            let alpha = crate::theory::estimate_alpha(
+                loss.as_ref(),
+                &data,
+                &fi,
+                tau,
+                &crate::theory::AlphaOptions {
+                    starts: 8,
+                    iters: 60,
+                    init_scale: 3.0,
+                    seed: derive_seed(raw.seed, c as u64, Purpose::Other(0xa1fa)) ^ r as u64,
+                },
+            )?;
+            params.k = None;
+            params.g_n = Some(g_n);
+            params.tau = Some(tau);
+            params.delta_star = Some(delta.max(0.0));
+            params.alpha = Some(alpha.value.max(1.0));
+        }
+        TheoremId::K1 => {
+            params.d_sharp = sharp_d(&raw.loss, &data, &reference, ser.k, g, point.phi);
+        }
+        TheoremId::N1 => {
+            let l = (0..data.n)
+                .map(|i| loss.smoothness(data.row(i), data.y[i]))
+                .sum::<Option<f64>>()
+                .map(|v| v / data.n as f64)
+                .ok_or_else(|| Error::Config("Thm N.1 needs per-sample smoothness".into()))?;
+            params.l = Some(l);
+            params.f_gap =
+                Some((mean_value(loss.as_ref(), &w0, &data) - reference.f_star).max(0.0));
+        }
+        _ => {}
+    }
+    let setup = Setup {
+        sched,
+        params,
+        point: *point,
+    };
+    let cst = match (sched.full_version(), raw.constants.c) {
+        // Thm I.1 has no free C: its eta is the convex formula with C = D_W (before Eq. 58).
+        (TheoremId::I1, _) => setup.params.d_w.unwrap_or(f64::NAN),
+        (_, FreeConstant::Value(v)) => v,
+        (_, FreeConstant::Rule(_)) => setup.optimal_c()?,
+    };
+    let pres = setup.prescription(cst)?;
+    let d = spec.dim()? as f64;
+    let b = raw.batch_size.min(point.n as f64);
+    let mut cfg = pres.dpsgd_config(
+        &PhiInputs {
+            n: point.n as f64,
+            d,
+            epsilon: point.epsilon,
+            delta: raw.privacy.delta,
+            nu: raw.privacy.nu,
+        },
+        b,
+        projection,
+    )?;
+    let mut bound = if raw.theorem.is_lower_bound() {
+        lower_bound_value(spec, s, g, point.phi)?
+    } else {
+        pres.bound
+    };
+    let steps = cfg.steps;
+    let psi = pres.psi.expect("upper-bound schedule has psi");
+    let mut tau = pres.tau.expect("schedule has tau");
+    let mut eta = pres.eta.expect("schedule has eta");
+    let fixed = match ser.clip {
+        ClipRule::Fixed(t) if sched.full_version() != TheoremId::H1 => Some(t),
+        ClipRule::Quantile(q) if sched.full_version() != TheoremId::H1 => {
+            Some(quantile(gi.as_deref().unwrap_or(&[1.0]), q))
+        }
+        _ => None,
+    };
+    if let Some(t) = fixed {
+        // Ablation: the theorem's eta formula with a clip norm that does not grow as phi shrinks.
+        tau = t;
+        eta = if sched.full_version() == TheoremId::N1 {
+            bounds::n1_eta(cst, steps as f64, t, setup.params.l.unwrap_or(1.0), psi)
+        } else {
+            bounds::eta_convex(cst, steps as f64, t, psi)
+        };
+        cfg.clip_norm = StepSchedule::Constant(tau);
+        cfg.learning_rate = StepSchedule::Constant(eta);
+        bound = None;
+    }
+    cfg.init = Init::Point { w: w0 };
+    let alg = DpSgd::new(cfg, data.n, None)?;
+    let seed = derive_seed(raw.seed, c as u64, Purpose::Other(RUN_TAG));
+    let mut pick = stream(seed, r as u64, Purpose::Other(ITER_TAG));
+    let mut at: Vec<usize> = (0..spec.iterates)
+        .map(|_| pick.random_range(0..steps))
+        .collect();
+    at.sort_unstable();
+    let grad_risk = gradient_risk(raw.theorem);
+    let mut acc = 0.0;
+    let mut j = 0;
+    let mut gbuf = vec![0.0; p];
+    alg.run_observed(loss.as_ref(), &data, seed, r as u64, &mut |t, w| {
+        while j < at.len() && at[j] == t {
+            acc += risk_at(
+                loss.as_ref(),
+                &data,
+                w,
+                reference.f_star,
+                grad_risk,
+                &mut gbuf,
+            );
+            j += 1;
+        }
+    })?;
+    Ok((
+        ReplicateResult {
+            risk: acc / spec.iterates as f64,
+            bound,
+            c: cst,
+            tau,
+            eta,
+            f_star: reference.f_star,
+            g,
+        },
+        steps as u64,
+    ))
+}
+
+fn risk_at(
+    loss: &dyn Loss,
+    data: &Dataset,
+    w: &[f64],
+    f_star: f64,
+    grad_risk: bool,
+    g: &mut [f64],
+) -> f64 {
+    if grad_risk {
+        mean_grad(loss, w, data, g);
+        crate::loss::dot(g, g)
+    } else {
+        mean_value(loss, w, data) - f_star
+    }
+}
+
+/// Assumption 6.4's D for the weighted sharp loss: with a_bar = mean a_i and
+/// s = 16 phi^(1-1/k) G, f(w) - f* >= a_bar ||w - w*|| - 2 f* > s ||w - w*|| whenever
+/// ||w - w*|| > D = 2 f* / (a_bar - s). If s >= a_bar no D exists (f - f* <= a_bar ||w - w*||),
+/// so Thm K.1 does not apply: None.
+pub fn sharp_d(
+    spec: &LossSpec,
+    data: &Dataset,
+    reference: &Reference,
+    k: f64,
+    g: f64,
+    phi: f64,
+) -> Option<f64> {
+    if !matches!(spec, LossSpec::Sharp) {
+        return None;
+    }
+    let a_bar = data.y.iter().sum::<f64>() / data.n as f64;
+    let s = 16.0 * phi.powf(1.0 - 1.0 / k) * g;
+    (s < a_bar).then(|| 2.0 * reference.f_star / (a_bar - s))
+}
+
+fn lower_bound_value(spec: &Spec, s: usize, g: f64, phi: f64) -> Result<Option<f64>> {
+    let k = spec.raw.series[s].k;
+    Ok(spec
+        .raw
+        .constants
+        .c_lower
+        .map(|cl| bounds::total(&bounds::lower_bound(cl, g, k, phi))))
+}
+
+/// A progress bar with ETA on stderr, weighted by T (throttled to 4 updates a second).
+struct Progress {
+    total: f64,
+    cells: usize,
+    on: bool,
+    name: String,
+    start: Instant,
+    state: Mutex<(f64, usize, f64)>,
+}
+
+impl Progress {
+    fn new(total: f64, cells: usize, on: bool, name: &str) -> Self {
+        Progress {
+            total: total.max(1.0),
+            cells,
+            on,
+            name: name.to_string(),
+            start: Instant::now(),
+            state: Mutex::new((0.0, 0, -1.0)),
+        }
+    }
+    fn add(&self, w: f64) {
+        let mut st = self.state.lock().expect("progress lock");
+        st.0 += w;
+        self.draw(&mut st, false);
+    }
+    fn cell_done(&self) {
+        let mut st = self.state.lock().expect("progress lock");
+        st.1 += 1;
+        self.draw(&mut st, false);
+    }
+    fn draw(&self, st: &mut (f64, usize, f64), force: bool) {
+        if !self.on {
+            return;
+        }
+        let el = self.start.elapsed().as_secs_f64();
+        if !force && el - st.2 < 0.25 {
+            return;
+        }
+        st.2 = el;
+        let frac = (st.0 / self.total).min(1.0);
+        let width = 30;
+        let fill = (frac * width as f64) as usize;
+        let eta = if frac > 0.0 {
+            el * (1.0 - frac) / frac
+        } else {
+            f64::NAN
+        };
+        eprint!(
+            "\r{:<24} [{}{}] {:>5.1}%  {}/{} cells  {:>6.1}s  ETA {}   ",
+            self.name,
+            "#".repeat(fill),
+            "-".repeat(width - fill),
+            100.0 * frac,
+            st.1,
+            self.cells,
+            el,
+            if eta.is_finite() {
+                format!("{eta:.0}s")
+            } else {
+                "?".into()
+            }
+        );
+    }
+    fn finish(&self) {
+        if self.on {
+            let mut st = self.state.lock().expect("progress lock");
+            self.draw(&mut st, true);
+            eprintln!();
+        }
+    }
+}

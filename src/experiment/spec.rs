@@ -1,0 +1,495 @@
+//! Experiment specs: plain serde structs read from TOML (unknown keys rejected), validated once
+//! into a [`Spec`] the runner can trust.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::load_toml;
+use crate::data::DataSpec;
+use crate::data::generator::GeneratorSpec;
+use crate::data::radial::LawSpec;
+use crate::error::{Error, Result, check_open, check_positive};
+use crate::loss::LossSpec;
+use crate::theory::TheoremId;
+
+/// One experiment: a loss, a data generator, a theorem whose schedule sets (T, tau, eta), a
+/// sweep of phi, and one series per k (or per clip rule).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentSpec {
+    /// Short name (file and folder names).
+    pub name: String,
+    /// Plot and report title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The theorem whose schedule and bound are checked ("5.4", "I.1", "6.2", "6.5", "6.8",
+    /// or a lower bound "6.6" / "L.1" / "I.3").
+    pub theorem: TheoremId,
+    /// Base seed: every stream derives from (seed, cell or series index, replicate).
+    pub seed: u64,
+    /// Output folder of `dpsgd-lab run` (overridden by `--out`).
+    #[serde(default)]
+    pub out: Option<String>,
+    /// The loss family.
+    pub loss: LossSpec,
+    /// The data (for a generator, each series may override k and the radial law).
+    pub data: DataSpec,
+    /// Privacy parameters of Eq. (1).
+    pub privacy: PrivacySpec,
+    /// How phi is swept.
+    pub sweep: SweepSpec,
+    /// The theorems' free constants and the initial distance.
+    pub constants: ConstantsSpec,
+    /// Expected batch size b (Thm 3.4's noise does not depend on b: sigma_n^2 = T tau^2 phi^2 / d).
+    pub batch_size: f64,
+    /// Constrained runs (Thm I.1 / I.3): W = {||w|| <= radius}, D_W = 2 radius.
+    #[serde(default)]
+    pub radius: Option<f64>,
+    /// Fresh data per replicate (true) or one fixed data set per series (false).
+    #[serde(default = "yes")]
+    pub fresh_data: bool,
+    /// Tolerance of the 'rate consistent' verdict: asymptotic slope >= predicted - tolerance.
+    #[serde(default = "default_tolerance")]
+    pub slope_tolerance: f64,
+    /// Quick scale (default of `run` and `verify`).
+    pub quick: ScaleSpec,
+    /// Publication scale (`--full`).
+    pub full: ScaleSpec,
+    /// The series (one per k, or per clip rule).
+    pub series: Vec<SeriesSpec>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_tolerance() -> f64 {
+    0.1
+}
+
+/// Eq. (1)'s nu and delta; epsilon when the sweep varies n.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivacySpec {
+    /// Thm 3.4's constant nu.
+    pub nu: f64,
+    /// delta.
+    pub delta: f64,
+    /// epsilon (required when `sweep.vary = "n"`).
+    #[serde(default)]
+    pub epsilon: Option<f64>,
+}
+
+/// What is varied to move phi.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vary {
+    /// epsilon = sqrt(nu d log(1/delta)) / (n phi) at the generator's fixed n.
+    Epsilon,
+    /// n = ceil(sqrt(nu d log(1/delta)) / (phi epsilon)) at fixed epsilon (phi recomputed).
+    N,
+}
+
+/// The sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    /// epsilon or n.
+    pub vary: Vary,
+}
+
+/// A constant that is either given or chosen to minimize the theorem's bound.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FreeConstant {
+    /// A given value.
+    Value(f64),
+    /// "optimal": minimize the bound over it (golden section on log C), per replicate.
+    Rule(OptimalRule),
+}
+
+/// The only rule: "optimal".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OptimalRule {
+    /// Minimize the bound.
+    Optimal,
+}
+
+/// The theorems' free constants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstantsSpec {
+    /// ||w0 - w*||: w0 = w* + dist0 (1, ..., 1)/sqrt(p).
+    pub dist0: f64,
+    /// C of eta = C/(T tau) psi^(-1/2).
+    #[serde(default = "optimal")]
+    pub c: FreeConstant,
+    /// gamma in (0, 1) (I.1, J.1, N.1): the bound holds with probability 1 - gamma.
+    #[serde(default)]
+    pub gamma: Option<f64>,
+    /// G of Assumption 6.1, when the data source cannot compute it.
+    #[serde(default)]
+    pub g: Option<f64>,
+    /// The Omega(.) constant of the lower bound (L.1 / I.3), for the reported ratio.
+    #[serde(default)]
+    pub c_lower: Option<f64>,
+}
+
+fn optimal() -> FreeConstant {
+    FreeConstant::Rule(OptimalRule::Optimal)
+}
+
+/// One scale of the sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScaleSpec {
+    /// Largest phi.
+    pub phi_max: f64,
+    /// Smallest phi.
+    pub phi_min: f64,
+    /// Grid points (geometric, phi_max first).
+    pub points: usize,
+    /// Replicates R per cell.
+    pub replicates: usize,
+    /// Iterates K per run at which the risk is evaluated (drawn uniformly from 0..T).
+    pub iterates: usize,
+    /// Bootstrap resamples.
+    #[serde(default = "default_bootstrap")]
+    pub bootstrap: usize,
+}
+
+fn default_bootstrap() -> usize {
+    1000
+}
+
+/// The clip norm of a series.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClipRule {
+    /// The theorem's tau(phi).
+    Theorem,
+    /// A fixed tau that does not grow as phi shrinks (ablation: no theorem bound applies).
+    Fixed(f64),
+    /// The q-quantile of the per-sample Lipschitz constants G_i of the data set (Thm H.1 holds
+    /// for any tau in (0, G_n]; q = 1 is G_n).
+    Quantile(f64),
+}
+
+/// Moves the centers of the heaviest samples of a sharp-loss data set: the samples whose weight
+/// a_i is at or above the `quantile` of the weights get `offset` added to their first
+/// coordinate. Clipping caps their weights, so it moves the minimizer (ablation (a)).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeavyShift {
+    /// Weight quantile above which centers move.
+    pub quantile: f64,
+    /// Shift of the first coordinate.
+    pub offset: f64,
+}
+
+/// One series of the plot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesSpec {
+    /// Legend label (default: "k = ...").
+    #[serde(default)]
+    pub label: Option<String>,
+    /// k of Assumption 6.1 (a number or "inf"); set into the generator's radial law.
+    #[serde(with = "k_serde")]
+    pub k: f64,
+    /// Override of the generator's radial base law (e.g. a point mass for k = inf).
+    #[serde(default)]
+    pub law: Option<LawSpec>,
+    /// The clip rule.
+    #[serde(default = "theorem_clip")]
+    pub clip: ClipRule,
+    /// Ablation (a): move the heavy samples' centers.
+    #[serde(default)]
+    pub heavy_shift: Option<HeavyShift>,
+}
+
+fn theorem_clip() -> ClipRule {
+    ClipRule::Theorem
+}
+
+/// k as a number or the string "inf".
+pub mod k_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+    /// Writes inf as "inf".
+    pub fn serialize<S: Serializer>(k: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
+        if k.is_infinite() {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_f64(*k)
+        }
+    }
+    /// Reads a number or "inf".
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum K {
+            N(f64),
+            S(String),
+        }
+        match K::deserialize(d)? {
+            K::N(v) => Ok(v),
+            K::S(s) => s.parse::<f64>().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Which scale to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    /// Minutes.
+    Quick,
+    /// Publication.
+    Full,
+}
+
+/// A validated spec at one scale: the phi grid is fixed.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The spec as read.
+    pub raw: ExperimentSpec,
+    /// The scale.
+    pub scale: Scale,
+    /// The grid, phi_max first.
+    pub phis: Vec<f64>,
+    /// Replicates.
+    pub replicates: usize,
+    /// Iterates per run.
+    pub iterates: usize,
+    /// Bootstrap resamples.
+    pub bootstrap: usize,
+}
+
+impl Spec {
+    /// Reads and validates a spec file.
+    pub fn load(path: &Path, scale: Scale) -> Result<Spec> {
+        let raw: ExperimentSpec = load_toml(path)?;
+        Spec::new(raw, scale)
+    }
+
+    /// Validates `raw` at `scale`.
+    pub fn new(raw: ExperimentSpec, scale: Scale) -> Result<Spec> {
+        let name_ok = !raw.name.is_empty()
+            && raw
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+        if !name_ok {
+            return Err(Error::Config(format!(
+                "spec name must be non-empty ASCII letters, digits, '_', '-' or '.', but is {:?}",
+                raw.name
+            )));
+        }
+        check_positive("privacy.nu", raw.privacy.nu)?;
+        check_open("privacy.delta", raw.privacy.delta, 0.0, 1.0)?;
+        check_positive("constants.dist0", raw.constants.dist0)?;
+        check_positive("batch_size", raw.batch_size)?;
+        if let FreeConstant::Value(c) = raw.constants.c {
+            check_positive("constants.c", c)?;
+        }
+        if let Some(g) = raw.constants.gamma {
+            check_open("constants.gamma", g, 0.0, 1.0)?;
+        }
+        if let Some(r) = raw.radius {
+            check_positive("radius", r)?;
+        }
+        if raw.sweep.vary == Vary::N {
+            let e = raw.privacy.epsilon.ok_or_else(|| {
+                Error::Config("sweep.vary = \"n\" needs privacy.epsilon".to_string())
+            })?;
+            check_positive("privacy.epsilon", e)?;
+        }
+        if let DataSpec::AppendixL(a) = &raw.data
+            && (Some(a.epsilon) != raw.privacy.epsilon || a.delta != raw.privacy.delta)
+        {
+            // Q_v's p = 2 sqrt(d log(1/delta)) / (n epsilon) = 2 phi / sqrt(nu) only if both agree.
+            return Err(Error::Config(format!(
+                "the appendix_l data has (epsilon, delta) = ({}, {}), but [privacy] has ({:?}, {}); they must agree",
+                a.epsilon, a.delta, raw.privacy.epsilon, raw.privacy.delta
+            )));
+        }
+        if raw.series.is_empty() {
+            return Err(Error::Config("a spec needs at least one [[series]]".into()));
+        }
+        for (i, s) in raw.series.iter().enumerate() {
+            if s.k.is_nan() || s.k <= 1.0 {
+                return Err(Error::param(format!(
+                    "series[{i}].k must be > 1 (Assumption 6.1; \"inf\" for uniform), but is {}",
+                    s.k
+                )));
+            }
+            match s.clip {
+                ClipRule::Fixed(t) => {
+                    check_positive(&format!("series[{i}].clip.fixed"), t)?;
+                }
+                ClipRule::Quantile(q) if !(q > 0.0 && q <= 1.0) => {
+                    return Err(Error::param(format!(
+                        "series[{i}].clip.quantile must lie in (0, 1], but is {q}"
+                    )));
+                }
+                _ => {}
+            }
+            if let Some(h) = s.heavy_shift {
+                check_open(
+                    &format!("series[{i}].heavy_shift.quantile"),
+                    h.quantile,
+                    0.0,
+                    1.0,
+                )?;
+            }
+        }
+        if raw.theorem.is_lower_bound() && raw.sweep.vary != Vary::N {
+            // Issue 6: varying epsilon drives n p to 0 where phi is small.
+            return Err(Error::Config(
+                "a lower-bound spec must sweep phi by n (sweep.vary = \"n\")".into(),
+            ));
+        }
+        let sc = match scale {
+            Scale::Quick => &raw.quick,
+            Scale::Full => &raw.full,
+        };
+        check_open("phi_max", sc.phi_max, 0.0, 1.0)?;
+        check_open("phi_min", sc.phi_min, 0.0, sc.phi_max + f64::MIN_POSITIVE)?;
+        if sc.points < 2 || sc.replicates < 2 || sc.iterates < 1 || sc.bootstrap < 10 {
+            return Err(Error::Config(format!(
+                "a scale needs points >= 2, replicates >= 2, iterates >= 1, bootstrap >= 10, but has {}, {}, {}, {}",
+                sc.points, sc.replicates, sc.iterates, sc.bootstrap
+            )));
+        }
+        let phis = (0..sc.points)
+            .map(|i| {
+                let t = i as f64 / (sc.points - 1) as f64;
+                (sc.phi_max.ln() + t * (sc.phi_min.ln() - sc.phi_max.ln())).exp()
+            })
+            .collect();
+        let spec = Spec {
+            phis,
+            replicates: sc.replicates,
+            iterates: sc.iterates,
+            bootstrap: sc.bootstrap,
+            scale,
+            raw,
+        };
+        for s in 0..spec.raw.series.len() {
+            spec.series_data(s, None)?;
+        }
+        Ok(spec)
+    }
+
+    /// Number of cells (series x phi).
+    pub fn cells(&self) -> usize {
+        self.raw.series.len() * self.phis.len()
+    }
+
+    /// (series, phi index) of cell `c`.
+    pub fn cell(&self, c: usize) -> (usize, usize) {
+        (c / self.phis.len(), c % self.phis.len())
+    }
+
+    /// Legend label of series `s`.
+    pub fn label(&self, s: usize) -> String {
+        let ser = &self.raw.series[s];
+        ser.label
+            .clone()
+            .unwrap_or_else(|| format!("k = {}", fmt_k(ser.k)))
+    }
+
+    /// The data spec of series `s`, with its k and law set and n overridden.
+    pub fn series_data(&self, s: usize, n: Option<usize>) -> Result<DataSpec> {
+        let ser = &self.raw.series[s];
+        let mut data = self.raw.data.clone();
+        match &mut data {
+            DataSpec::Generated(g) => {
+                set_k(g, ser.k, ser.law.clone())?;
+                if let Some(n) = n {
+                    g.n = n;
+                }
+            }
+            DataSpec::AppendixL(a) => {
+                if ser.law.is_some() {
+                    return Err(Error::Config(format!(
+                        "series {s}: the appendix_l source has no radial law to override"
+                    )));
+                }
+                a.k = ser.k;
+                if let Some(n) = n {
+                    a.n = n;
+                }
+                a.instance()?;
+            }
+            other => {
+                if n.is_some() || ser.law.is_some() {
+                    return Err(Error::Config(format!(
+                        "series {s}: this data source ({}) cannot take n or a law from the sweep; \
+                         give them in [data]",
+                        source_name(other)
+                    )));
+                }
+            }
+        }
+        Ok(data)
+    }
+
+    /// The feature dimension d of Eq. (1).
+    pub fn dim(&self) -> Result<usize> {
+        match &self.raw.data {
+            DataSpec::Generated(g) => Ok(g.d),
+            DataSpec::AppendixL(a) => Ok(a.d),
+            DataSpec::Csv(_) => Err(Error::Config(
+                "a CSV data source has no d before loading; use a generator".into(),
+            )),
+        }
+    }
+
+    /// The generator's n (sweep by epsilon).
+    pub fn base_n(&self) -> Result<usize> {
+        match &self.raw.data {
+            DataSpec::Generated(g) => Ok(g.n),
+            DataSpec::AppendixL(a) => Ok(a.n),
+            DataSpec::Csv(_) => Err(Error::Config(
+                "a CSV data source cannot be swept; use a generator".into(),
+            )),
+        }
+    }
+}
+
+fn source_name(d: &DataSpec) -> &'static str {
+    match d {
+        DataSpec::Generated(_) => "generated",
+        DataSpec::Csv(_) => "csv",
+        DataSpec::AppendixL(_) => "appendix_l",
+    }
+}
+
+/// Sets the k of a generator's radial law (the sharp loss's weights, or ||x||).
+fn set_k(g: &mut GeneratorSpec, k: f64, law: Option<LawSpec>) -> Result<()> {
+    match &mut g.radial {
+        Some(r) => {
+            r.k = k;
+            if let Some(l) = law {
+                r.law = l;
+            }
+        }
+        None => {
+            return Err(Error::Config(
+                "the experiment's generator needs a [data.radial] table (k, g, law)".into(),
+            ));
+        }
+    }
+    g.check().map(|_| ())
+}
+
+/// "inf" or the number.
+pub fn fmt_k(k: f64) -> String {
+    if k.is_infinite() {
+        "inf".into()
+    } else {
+        format!("{k}")
+    }
+}

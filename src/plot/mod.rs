@@ -1,0 +1,215 @@
+//! Figures as code: plain series drawn on log-log axes into PNG and SVG. Knows nothing of
+//! experiments; the studies turn their results into [`Figure`]s.
+
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::error::{Error, Result};
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Markers with vertical error bars.
+    Points,
+    /// A solid line.
+    Line,
+    /// A dashed line (reference slopes).
+    Dashed,
+    /// A dotted line (bounds).
+    Dotted,
+}
+
+/// One series: (x, y) points, optional error bars (lo, hi), a color index and a legend label.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend label; None keeps it out of the legend.
+    pub label: Option<String>,
+    /// Points (x, y).
+    pub points: Vec<(f64, f64)>,
+    /// Error bars (lo, hi), one per point, or empty.
+    pub errors: Vec<(f64, f64)>,
+    /// Style.
+    pub style: Style,
+    /// Palette index.
+    pub color: usize,
+}
+
+/// A log-log figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// Title.
+    pub title: String,
+    /// x-axis label.
+    pub x_label: String,
+    /// y-axis label.
+    pub y_label: String,
+    /// Series, drawn in order.
+    pub series: Vec<Series>,
+    /// Pixel size.
+    pub size: (u32, u32),
+}
+
+/// A log-axis tick label: "1e-3", "2e-3", "5e-3" at mantissas 1, 2, 5; empty otherwise (so the
+/// labels never crowd).
+pub fn tick(v: f64) -> String {
+    if !(v > 0.0 && v.is_finite()) {
+        return String::new();
+    }
+    let e = v.log10().floor();
+    let m = v / 10f64.powf(e);
+    for t in [1.0, 2.0, 5.0, 10.0] {
+        if (m - t).abs() < 1e-3 * t {
+            let (m, e) = if t == 10.0 { (1.0, e + 1.0) } else { (t, e) };
+            return format!("{m}e{e}");
+        }
+    }
+    String::new()
+}
+
+/// A color-blind friendly palette (Okabe-Ito).
+pub fn color(i: usize) -> RGBColor {
+    const P: [RGBColor; 8] = [
+        RGBColor(0, 114, 178),
+        RGBColor(213, 94, 0),
+        RGBColor(0, 158, 115),
+        RGBColor(204, 121, 167),
+        RGBColor(230, 159, 0),
+        RGBColor(86, 180, 233),
+        RGBColor(0, 0, 0),
+        RGBColor(240, 228, 66),
+    ];
+    P[i % P.len()]
+}
+
+impl Figure {
+    /// Writes `stem.png` and `stem.svg`.
+    pub fn save(&self, stem: &Path) -> Result<()> {
+        let png = stem.with_extension("png");
+        let svg = stem.with_extension("svg");
+        {
+            let root = BitMapBackend::new(&png, self.size).into_drawing_area();
+            self.draw(&root)
+                .map_err(|e| Error::data(format!("{}: cannot draw: {e}", png.display())))?;
+            root.present()
+                .map_err(|e| Error::data(format!("{}: cannot write: {e}", png.display())))?;
+        }
+        {
+            let root = SVGBackend::new(&svg, self.size).into_drawing_area();
+            self.draw(&root)
+                .map_err(|e| Error::data(format!("{}: cannot draw: {e}", svg.display())))?;
+            root.present()
+                .map_err(|e| Error::data(format!("{}: cannot write: {e}", svg.display())))?;
+        }
+        Ok(())
+    }
+
+    fn range(&self) -> ((f64, f64), (f64, f64)) {
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, 0.0f64, f64::INFINITY, 0.0f64);
+        for s in &self.series {
+            for (i, &(x, y)) in s.points.iter().enumerate() {
+                if !(x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()) {
+                    continue;
+                }
+                x0 = x0.min(x);
+                x1 = x1.max(x);
+                let (lo, hi) = s.errors.get(i).copied().unwrap_or((y, y));
+                if s.style == Style::Points {
+                    y0 = y0.min(if lo > 0.0 { lo } else { y });
+                    y1 = y1.max(hi.max(y));
+                } else {
+                    y0 = y0.min(y);
+                    y1 = y1.max(y);
+                }
+            }
+        }
+        if x0.partial_cmp(&x1) != Some(std::cmp::Ordering::Less) {
+            (x0, x1) = (1e-3, 1.0);
+        }
+        if y0.partial_cmp(&y1) != Some(std::cmp::Ordering::Less) {
+            (y0, y1) = (1e-3, 1.0);
+        }
+        ((x0 / 1.25, x1 * 1.25), (y0 / 2.0, y1 * 2.0))
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        root.fill(&WHITE)?;
+        let ((x0, x1), (y0, y1)) = self.range();
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(48)
+            .y_label_area_size(78)
+            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc(&self.x_label)
+            .y_desc(&self.y_label)
+            .label_style(("sans-serif", 15))
+            .axis_desc_style(("sans-serif", 18))
+            .x_labels(30)
+            .y_labels(30)
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        let clip = |p: &(f64, f64)| p.0 > 0.0 && p.1 > 0.0 && p.1 >= y0 && p.1 <= y1;
+        for s in &self.series {
+            let c = color(s.color);
+            let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(clip).collect();
+            let anno = match s.style {
+                Style::Points => {
+                    for (i, &(x, y)) in s.points.iter().enumerate() {
+                        if let Some(&(lo, hi)) = s.errors.get(i)
+                            && lo > 0.0
+                        {
+                            chart.draw_series(std::iter::once(ErrorBar::new_vertical(
+                                x,
+                                lo.max(y0),
+                                y,
+                                hi.min(y1),
+                                c.stroke_width(2),
+                                8,
+                            )))?;
+                        }
+                    }
+                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?
+                }
+                Style::Line => chart.draw_series(LineSeries::new(pts, c.stroke_width(2)))?,
+                Style::Dashed => {
+                    chart.draw_series(DashedLineSeries::new(pts, 8, 6, c.stroke_width(2)))?
+                }
+                Style::Dotted => {
+                    chart.draw_series(DashedLineSeries::new(pts, 2, 5, c.stroke_width(2)))?
+                }
+            };
+            if let Some(l) = &s.label {
+                let style = s.style;
+                anno.label(l.clone()).legend(move |(x, y)| {
+                    let seg = |a: i32, b: i32| {
+                        PathElement::new(vec![(x + a, y), (x + b, y)], c.stroke_width(2))
+                    };
+                    match style {
+                        Style::Points => Circle::new((x + 10, y), 5, c.filled()).into_dyn(),
+                        Style::Line => seg(0, 20).into_dyn(),
+                        // The label names the dash pattern; the key is a short stroke.
+                        Style::Dashed => seg(4, 14).into_dyn(),
+                        Style::Dotted => seg(8, 11).into_dyn(),
+                    }
+                });
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,395 @@
+//! End-to-end tests of the Monte Carlo runner: a tiny spec end to end, shards merged byte for
+//! byte, an interrupted run resumed, the fit's coverage, and the exact solvers' optimality.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use dpsgd_lab::data::Dataset;
+use dpsgd_lab::experiment::fit;
+use dpsgd_lab::experiment::runner::{self, RunOptions};
+use dpsgd_lab::experiment::solver;
+use dpsgd_lab::experiment::{self, ExperimentSpec, Scale, Spec};
+use dpsgd_lab::loss::{HuberLoss, Loss, LossSpec, mean_grad, mean_value, norm2};
+use dpsgd_lab::rng::{Purpose, stream};
+use rand::RngExt;
+use rand_distr::{Distribution, StandardNormal};
+
+const TINY: &str = r#"
+name = "tiny"
+theorem = "6.5"
+seed = 3
+loss = { family = "sharp" }
+batch_size = 5.0
+
+[data]
+source = "generated"
+n = 60
+d = 3
+radial = { k = 2.0, g = 1.0, law = { family = "pareto", alpha = 2.5 } }
+labels = { kind = "sharp_centers", spread = 1.0 }
+
+[privacy]
+nu = 1.0
+delta = 1e-5
+
+[sweep]
+vary = "epsilon"
+
+[constants]
+dist0 = 1.0
+
+[quick]
+phi_max = 0.3
+phi_min = 0.1
+points = 3
+replicates = 3
+iterates = 4
+bootstrap = 50
+
+[full]
+phi_max = 0.3
+phi_min = 0.03
+points = 4
+replicates = 4
+iterates = 4
+
+[[series]]
+k = 2.0
+
+[[series]]
+k = "inf"
+law = { family = "point_mass" }
+
+[[series]]
+label = "fixed tau"
+k = 2.0
+clip = { fixed = 0.5 }
+"#;
+
+fn tiny() -> Spec {
+    let raw: ExperimentSpec = toml::from_str(TINY).unwrap();
+    Spec::new(raw, Scale::Quick).unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dpsgd-exp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn opts(out: &Path) -> RunOptions {
+    RunOptions {
+        out: out.to_path_buf(),
+        resume: false,
+        fresh: false,
+        shard: None,
+        progress: false,
+        stop_after: None,
+    }
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+const OUTPUTS: [&str; 5] = [
+    "results.jsonl",
+    "summary.json",
+    "report.md",
+    "tiny.svg",
+    "tiny.png",
+];
+
+#[test]
+fn tiny_spec_runs_end_to_end() {
+    let spec = tiny();
+    let out = tmp("e2e");
+    let cells = experiment::run(&spec, &opts(&out)).unwrap();
+    assert_eq!(cells.len(), 9);
+    let s = experiment::finalize(&spec, &cells, &out, None).unwrap();
+    assert_eq!(s.series.len(), 3);
+    for f in OUTPUTS {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    for c in cells.values() {
+        assert_eq!(c.replicates.len(), 3);
+        assert!(
+            c.replicates
+                .iter()
+                .all(|r| r.risk.is_finite() && r.risk >= -1e-9)
+        );
+    }
+    // The fixed-tau series is an ablation: no bound.
+    assert!(s.series[2].verdict.starts_with("ablation"));
+    assert!(
+        cells
+            .values()
+            .filter(|c| c.series == 2)
+            .all(|c| c.replicates.iter().all(|r| r.bound.is_none()))
+    );
+    // Same seeds, same bytes, whatever the number of threads.
+    let again = tmp("e2e-again");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let cells2 = pool.install(|| experiment::run(&spec, &opts(&again)).unwrap());
+    experiment::finalize(&spec, &cells2, &again, None).unwrap();
+    for f in OUTPUTS {
+        assert_eq!(
+            read(&out.join(f)),
+            read(&again.join(f)),
+            "{f} differs between runs"
+        );
+    }
+}
+
+#[test]
+fn sharded_and_merged_equals_unsharded_byte_for_byte() {
+    let spec = tiny();
+    let whole = tmp("whole");
+    let cells = experiment::run(&spec, &opts(&whole)).unwrap();
+    experiment::finalize(&spec, &cells, &whole, None).unwrap();
+    let sharded = tmp("sharded");
+    for i in 1..=4 {
+        let mut o = opts(&sharded);
+        o.shard = Some((i, 4));
+        let part = experiment::run(&spec, &o).unwrap();
+        assert!(part.keys().all(|c| c % 4 == i - 1));
+    }
+    // Merging before all shards exist is an error naming the missing cells.
+    let merged = experiment::merge(&spec, &sharded).unwrap();
+    experiment::finalize(&spec, &merged, &sharded, None).unwrap();
+    for f in OUTPUTS {
+        assert_eq!(read(&whole.join(f)), read(&sharded.join(f)), "{f} differs");
+    }
+}
+
+#[test]
+fn merge_reports_missing_shards() {
+    let spec = tiny();
+    let dir = tmp("missing");
+    let mut o = opts(&dir);
+    o.shard = Some((1, 3));
+    experiment::run(&spec, &o).unwrap();
+    let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
+    assert!(e.contains("missing cells"), "{e}");
+}
+
+fn cell_lines(p: &Path) -> Vec<usize> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str::<runner::CellResult>(l).ok())
+        .map(|c| c.cell)
+        .collect()
+}
+
+#[test]
+fn interrupted_run_resumes_without_losing_or_repeating_cells() {
+    let spec = tiny();
+    let whole = tmp("resume-whole");
+    experiment::run(&spec, &opts(&whole)).unwrap();
+    let dir = tmp("resume");
+    let mut o = opts(&dir);
+    o.stop_after = Some(4);
+    let first = experiment::run(&spec, &o).unwrap();
+    assert_eq!(first.len(), 4);
+    let path = dir.join("results.jsonl");
+    let before = cell_lines(&path);
+    assert_eq!(before.len(), 4);
+    // A write torn by the interruption.
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("{\"cell\": 7, \"series\"");
+    std::fs::write(&path, text).unwrap();
+    // Count how many cells the resumed run computes: every cell not already finished, once.
+    // The resumed run may compute only the 5 missing cells: if it recomputed a finished one,
+    // some cell would be left over.
+    let mut o = opts(&dir);
+    o.resume = true;
+    o.stop_after = Some(spec.cells() - before.len());
+    let all = experiment::run(&spec, &o).unwrap();
+    assert_eq!(all.len(), spec.cells());
+    let after = cell_lines(&path);
+    let mut sorted = after.clone();
+    sorted.dedup();
+    assert_eq!(sorted.len(), after.len(), "a cell was written twice");
+    assert_eq!(after, (0..spec.cells()).collect::<Vec<_>>());
+    for c in &before {
+        assert_eq!(
+            first[c], all[c],
+            "finished cell {c} was recomputed differently"
+        );
+    }
+    assert_eq!(read(&path), read(&whole.join("results.jsonl")));
+    // Without --resume or --fresh, finished cells are never discarded.
+    let e = experiment::run(&spec, &opts(&dir)).unwrap_err().to_string();
+    assert!(e.contains("--resume"), "{e}");
+    // Resuming into a folder written by another spec is refused.
+    let mut other: ExperimentSpec = toml::from_str(TINY).unwrap();
+    other.seed = 4;
+    let other = Spec::new(other, Scale::Quick).unwrap();
+    assert!(experiment::run(&other, &o).is_err());
+}
+
+#[test]
+fn fit_recovers_a_known_slope_with_ci_coverage() {
+    let phis: Vec<f64> = (0..7)
+        .map(|i| 0.1 * 10f64.powf(-(i as f64) / 3.0))
+        .collect();
+    let truth = 0.7;
+    let trials = 200;
+    let mut covered = 0;
+    let mut rng = stream(5, 0, Purpose::Other(1));
+    for t in 0..trials {
+        let reps: Vec<Vec<f64>> = phis
+            .iter()
+            .map(|&p| {
+                (0..20)
+                    .map(|_| {
+                        let z: f64 = StandardNormal.sample(&mut rng);
+                        2.0 * p.powf(truth) * (0.5 * z - 0.125).exp()
+                    })
+                    .collect()
+            })
+            .collect();
+        let f = fit::fit(&phis, &reps, 400, t).unwrap();
+        assert!((f.slope - truth).abs() < 0.1, "slope {}", f.slope);
+        if f.lo <= truth && truth <= f.hi {
+            covered += 1;
+        }
+    }
+    let cov = covered as f64 / trials as f64;
+    assert!((0.88..=0.995).contains(&cov), "coverage {cov}");
+    let (s, i) = fit::ols(&[0.0, 1.0, 2.0], &[1.0, 3.0, 5.0]).unwrap();
+    assert!((s - 2.0).abs() < 1e-12 && (i - 1.0).abs() < 1e-12);
+    assert_eq!(fit::smallest_decade(&phis), vec![3, 4, 5, 6]);
+}
+
+fn random_data(n: usize, d: usize, seed: u64, weights: bool) -> Dataset {
+    let mut rng = stream(seed, 0, Purpose::Data);
+    let x: Vec<f64> = (0..n * d)
+        .map(|_| StandardNormal.sample(&mut rng))
+        .collect();
+    let y: Vec<f64> = (0..n)
+        .map(|_| {
+            if weights {
+                rng.random_range(0.1..3.0)
+            } else {
+                let z: f64 = StandardNormal.sample(&mut rng);
+                z
+            }
+        })
+        .collect();
+    Dataset::new(x, y, d).unwrap()
+}
+
+#[test]
+fn exact_solvers_reach_their_optimality_conditions() {
+    // Weighted Weiszfeld: 0 in the subdifferential, and no random nearby point is better.
+    let data = random_data(200, 4, 1, true);
+    let r = solver::weighted_geometric_median(&data, 1e-13, 100_000).unwrap();
+    assert!(r.residual < 1e-8, "sharp residual {}", r.residual);
+    let sharp = dpsgd_lab::loss::SharpLoss::new(4);
+    let mut rng = stream(2, 0, Purpose::Other(2));
+    for _ in 0..200 {
+        let w: Vec<f64> = r
+            .w_star
+            .iter()
+            .map(|v| v + 1e-3 * rng.random_range(-1.0..1.0))
+            .collect();
+        assert!(mean_value(&sharp, &w, &data) >= r.f_star - 1e-12);
+    }
+    // Newton on Huber regression: gradient zero.
+    let data = random_data(300, 5, 3, false);
+    let huber = HuberLoss::new(5, 1.0).unwrap();
+    let spec = LossSpec::Huber { c: 1.0 };
+    let r = solver::solve(&spec, &huber, &data).unwrap();
+    let mut g = vec![0.0; 5];
+    mean_grad(&huber, &r.w_star, &data, &mut g);
+    assert!(norm2(&g) < 1e-9, "huber gradient {}", norm2(&g));
+    // Appendix L closed form: f* = -||x_bar|| and w* beats random points of the ball and beyond.
+    let data = random_data(50, 4, 4, false);
+    let al = dpsgd_lab::loss::AppendixLLoss::new(4);
+    let r = solver::appendix_l(&data);
+    assert!((mean_value(&al, &r.w_star, &data) - r.f_star).abs() < 1e-12);
+    for _ in 0..500 {
+        let w: Vec<f64> = (0..4).map(|_| rng.random_range(-2.0..2.0)).collect();
+        assert!(al.param_dim() == 4 && mean_value(&al, &w, &data) >= r.f_star - 1e-12);
+    }
+    let _ = BTreeMap::<usize, usize>::new();
+}
+
+#[test]
+fn lower_bound_spec_runs_on_the_appendix_l_source() {
+    let text = r#"
+name = "tiny_lower"
+theorem = "6.6"
+seed = 5
+loss = { family = "appendix_l" }
+batch_size = 5.0
+
+[data]
+source = "appendix_l"
+n = 200
+d = 8
+k = 2.0
+epsilon = 1.0
+delta = 1e-5
+
+[privacy]
+nu = 1.0
+delta = 1e-5
+epsilon = 1.0
+
+[sweep]
+vary = "n"
+
+[constants]
+dist0 = 1.0
+c_lower = 0.01
+
+[quick]
+phi_max = 0.04
+phi_min = 0.02
+points = 2
+replicates = 3
+iterates = 4
+bootstrap = 50
+
+[full]
+phi_max = 0.04
+phi_min = 0.02
+points = 2
+replicates = 3
+iterates = 4
+
+[[series]]
+k = 2.0
+
+[[series]]
+k = "inf"
+"#;
+    let raw: ExperimentSpec = toml::from_str(text).unwrap();
+    let spec = Spec::new(raw, Scale::Quick).unwrap();
+    let out = tmp("lower");
+    let cells = experiment::run(&spec, &opts(&out)).unwrap();
+    // n follows phi: n = ceil(sqrt(nu d log(1/delta)) / (phi eps)).
+    assert!(cells[&1].n > cells[&0].n);
+    let s = experiment::finalize(&spec, &cells, &out, None).unwrap();
+    assert!(s.series.iter().all(|x| x.verdict.contains("G phi^(1-1/k)")));
+    // G = 3 ||v|| = 3 sqrt(d/2) (Eq. 100), the lower bound c_lower G phi^(1-1/k) per replicate.
+    let r = &cells[&0].replicates[0];
+    assert!((r.g - 6.0).abs() < 1e-12);
+    let expect = 0.01 * 6.0 * cells[&0].phi.powf(0.5);
+    assert!((r.bound.unwrap() - expect).abs() < 1e-12 * expect);
+    // (epsilon, delta) of the data and of [privacy] must agree.
+    let bad = text.replace(
+        "epsilon = 1.0\ndelta = 1e-5\n\n[privacy]",
+        "epsilon = 2.0\ndelta = 1e-5\n\n[privacy]",
+    );
+    let raw: ExperimentSpec = toml::from_str(&bad).unwrap();
+    assert!(Spec::new(raw, Scale::Quick).is_err());
+}
