@@ -83,8 +83,9 @@ pub fn load_data(cfg: &StudyConfig) -> Result<(Dataset, Dataset)> {
             let (train, test) = c.load_split()?;
             Ok((train, test.expect("split set")))
         }
-        DataSpec::Generated(g) => {
-            let all = g.generate(&mut stream(cfg.seed, 0, Purpose::Data))?;
+        // Generators: one draw, then a seeded split.
+        other => {
+            let all = other.build(&mut stream(cfg.seed, 0, Purpose::Data))?;
             all.train_test_split(cfg.test_fraction, &mut stream(cfg.seed, 0, Purpose::Split))
         }
     }
