@@ -359,3 +359,45 @@ fn invalid_configs_name_the_bad_value() {
             .contains("leaves nothing")
     );
 }
+
+#[test]
+fn cli_json_last_line_and_one_line_errors() {
+    let bin = env!("CARGO_BIN_EXE_dpsgd-lab");
+    let dir = tmpdir("cli");
+    let cfg = dir.join("tiny.toml");
+    std::fs::write(&cfg, TINY).unwrap();
+    let out = std::process::Command::new(bin)
+        .args(["clipnorm", "--config"])
+        .arg(&cfg)
+        .args(["--quick", "--no-figure", "--json", "--out"])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["recommendations"].as_array().unwrap().len(), 2);
+    assert!(last["executed"].as_u64().unwrap() > 0);
+    // A bad value: exit code 2 and one error line naming it.
+    std::fs::write(
+        &cfg,
+        TINY.replace("test_fraction = 0.25", "test_fraction = 1.5"),
+    )
+    .unwrap();
+    let out = std::process::Command::new(bin)
+        .args(["clipnorm", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("test_fraction") && err.contains("1.5"),
+        "{err}"
+    );
+}
