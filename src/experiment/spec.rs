@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::config::k_serde;
 use crate::config::load_toml;
 use crate::data::DataSpec;
 use crate::data::generator::GeneratorSpec;
@@ -211,32 +212,6 @@ pub struct SeriesSpec {
 
 fn theorem_clip() -> ClipRule {
     ClipRule::Theorem
-}
-
-/// k as a number or the string "inf".
-pub mod k_serde {
-    use serde::{Deserialize, Deserializer, Serializer};
-    /// Writes inf as "inf".
-    pub fn serialize<S: Serializer>(k: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
-        if k.is_infinite() {
-            s.serialize_str("inf")
-        } else {
-            s.serialize_f64(*k)
-        }
-    }
-    /// Reads a number or "inf".
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum K {
-            N(f64),
-            S(String),
-        }
-        match K::deserialize(d)? {
-            K::N(v) => Ok(v),
-            K::S(s) => s.parse::<f64>().map_err(serde::de::Error::custom),
-        }
-    }
 }
 
 /// Which scale to run.

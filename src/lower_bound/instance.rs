@@ -31,7 +31,7 @@ pub struct AppendixLSpec {
     pub d: usize,
     /// Moment order k > 1 of Assumption 6.1, a number or "inf" (TOML `inf` also works);
     /// k = inf gives x = v w.p. p.
-    #[serde(with = "k_serde")]
+    #[serde(with = "crate::config::k_serde")]
     pub k: f64,
     /// Privacy parameter epsilon > 0 (enters only through p).
     pub epsilon: f64,
@@ -61,36 +61,6 @@ impl AppendixLSpec {
     /// One data set of n draws from Q_v, from the data stream `rng`.
     pub fn build(&self, rng: &mut SimRng) -> Result<Dataset> {
         Ok(self.instance()?.sample(rng))
-    }
-}
-
-/// k as a number or the string "inf" (the experiment specs' convention).
-mod k_serde {
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
-
-    pub fn serialize<S: Serializer>(k: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if k.is_infinite() {
-            s.serialize_str("inf")
-        } else {
-            s.serialize_f64(*k)
-        }
-    }
-
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum NumOrStr {
-        Num(f64),
-        Str(String),
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        match NumOrStr::deserialize(d)? {
-            NumOrStr::Num(k) => Ok(k),
-            NumOrStr::Str(s) if s == "inf" || s == "infinity" => Ok(f64::INFINITY),
-            NumOrStr::Str(s) => Err(D::Error::custom(format!(
-                "k must be a number or \"inf\", but is \"{s}\""
-            ))),
-        }
     }
 }
 

@@ -13,7 +13,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::bounds::{self, Term};
 use super::phi::{PhiInputs, phi as phi_of, psi};
@@ -160,34 +160,6 @@ impl FromStr for TheoremId {
     }
 }
 
-/// (De)serializes k with "inf" for k = infinity (JSON has no infinity).
-pub mod k_serde {
-    use super::*;
-
-    /// Writes a finite k as a number and k = inf as the string "inf".
-    pub fn serialize<S: Serializer>(k: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
-        if k.is_infinite() {
-            s.serialize_str("inf")
-        } else {
-            s.serialize_f64(*k)
-        }
-    }
-
-    /// Reads a number or "inf".
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum K {
-            N(f64),
-            S(String),
-        }
-        match K::deserialize(d)? {
-            K::N(v) => Ok(v),
-            K::S(s) => s.parse::<f64>().map_err(serde::de::Error::custom),
-        }
-    }
-}
-
 /// Everything a theorem may need. Only what the chosen theorem uses must be present; the
 /// schedule needs fewer inputs than the bound, and a bound whose problem constants are missing
 /// is reported as absent (with the missing names) rather than guessed.
@@ -250,7 +222,7 @@ pub struct Prescription {
     /// phi of Eq. (1).
     pub phi: f64,
     /// k of Assumption 6.1 ("inf" in JSON for k = infinity).
-    #[serde(with = "k_serde")]
+    #[serde(with = "crate::config::k_serde")]
     pub k: f64,
     /// T as the formula writes it (real); None for lower bounds.
     pub steps_formula: Option<f64>,
