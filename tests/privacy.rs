@@ -614,25 +614,3 @@ fn cli_json_last_line_and_errors() {
         "{err}"
     );
 }
-
-/// Timing report (not an assertion): `cargo test --test privacy timing -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn timing_report() {
-    let t = std::time::Instant::now();
-    let e = RdpAccountant::default()
-        .epsilon(0.01, 100_000, 1.1, 1e-5)
-        .unwrap();
-    println!("rdp T=1e5: {} in {:?}", e.epsilon, t.elapsed());
-    let t = std::time::Instant::now();
-    let e = PldAccountant::default()
-        .epsilon_upper(0.01, 100_000, 1.1, 1e-5)
-        .unwrap();
-    println!("pld T=1e5 (no error estimate): {e} in {:?}", t.elapsed());
-    let t = std::time::Instant::now();
-    let z = calibrate_noise(AccountantKind::Rdp, 0.01, 1000, 2.0, 1e-5).unwrap();
-    println!("calibrate rdp: {z} in {:?}", t.elapsed());
-    let t = std::time::Instant::now();
-    let z = calibrate_noise(AccountantKind::Pld, 0.01, 1000, 2.0, 1e-5).unwrap();
-    println!("calibrate pld: {z} in {:?}", t.elapsed());
-}
