@@ -343,11 +343,15 @@ fn q_one_reduces_to_the_analytic_gaussian_mechanism() {
     }
 }
 
+/// z = 0 is no privacy at all (epsilon infinite): a clear error, as for z < 0.
 #[test]
-fn zero_noise_gives_infinite_epsilon() {
+fn zero_noise_is_an_error() {
     for acc in [AccountantKind::Rdp, AccountantKind::Pld] {
-        let e = acc.epsilon(0.01, 100, 0.0, 1e-5).unwrap();
-        assert!(e.is_infinite(), "{acc:?}: {e}");
+        let m = acc.epsilon(0.01, 100, 0.0, 1e-5).unwrap_err().to_string();
+        assert!(
+            m.contains("must be > 0") && m.contains("infinite"),
+            "{acc:?}: {m}"
+        );
     }
 }
 

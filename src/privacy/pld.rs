@@ -297,9 +297,6 @@ impl PldAccountant {
         check_z(z)?;
         check_steps(steps)?;
         check_delta(delta)?;
-        if z == 0.0 {
-            return Ok(f64::INFINITY);
-        }
         self.eps_at(q, steps, z, delta, self.discretization)
     }
 
@@ -331,9 +328,6 @@ impl PldAccountant {
         check_q(q)?;
         check_z(z)?;
         check_steps(steps)?;
-        if z == 0.0 {
-            return Ok(1.0);
-        }
         let h = self.discretization;
         let (r1, a1) = one_step(q, z, h, steps)?;
         let (r, a) = Pmf::pow_two(&r1, &a1, steps);

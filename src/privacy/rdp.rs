@@ -135,7 +135,7 @@ fn log_a_frac(q: f64, z: f64, alpha: f64) -> Result<f64> {
 }
 
 /// RDP of order `alpha` > 1 of one step of the Poisson(q)-subsampled Gaussian with noise
-/// multiplier z. z = 0 gives +inf (no noise, no privacy); q = 1 gives alpha / (2 z^2).
+/// multiplier z > 0 (z = 0 is an error: no noise, no privacy); q = 1 gives alpha / (2 z^2).
 pub fn rdp_subsampled_gaussian(q: f64, z: f64, alpha: f64) -> Result<f64> {
     check_q(q)?;
     check_z(z)?;
@@ -143,9 +143,6 @@ pub fn rdp_subsampled_gaussian(q: f64, z: f64, alpha: f64) -> Result<f64> {
         return Err(Error::param(format!(
             "RDP order alpha must be finite and > 1, but is {alpha}"
         )));
-    }
-    if z == 0.0 {
-        return Ok(f64::INFINITY);
     }
     if q == 1.0 {
         return Ok(alpha / (2.0 * z * z));

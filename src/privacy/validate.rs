@@ -15,11 +15,15 @@ pub fn check_q(q: f64) -> Result<f64> {
 
 /// Noise multiplier z >= 0 (z = 0 is allowed and gives infinite epsilon).
 pub fn check_z(z: f64) -> Result<f64> {
-    if z.is_finite() && z >= 0.0 {
+    if z.is_finite() && z > 0.0 {
         Ok(z)
+    } else if z == 0.0 {
+        Err(Error::param(
+            "noise multiplier z must be > 0, but is 0 (no noise: epsilon is infinite)",
+        ))
     } else {
         Err(Error::param(format!(
-            "noise multiplier z must be >= 0 and finite, but is {z}"
+            "noise multiplier z must be positive and finite, but is {z}"
         )))
     }
 }
