@@ -270,3 +270,31 @@ fn bad_hyperparameters_are_named() {
     };
     assert!(msg(c, 100).contains("2 values"));
 }
+
+/// zeta_t is drawn from the noise stream alone, coordinate by coordinate in order: with zero
+/// gradients and eta = 1, w_1 = -sigma_n z bit for bit, z the stream's first p standard normals
+/// (so no other stream and no thread schedule can change the noise).
+#[test]
+fn noise_draws_are_the_noise_stream_in_order() {
+    for p in [100usize, 5000] {
+        let n = 20;
+        let data = Dataset::new(vec![0.0; n * p], vec![0.0; n], p).unwrap();
+        let alg = DpSgd::new(
+            cfg(1, 5.0, 1.0, 2.0, NoiseSpec::Multiplier { z: 1.5 }),
+            n,
+            None,
+        )
+        .unwrap();
+        let out = alg.run(&AppendixLLoss::new(p), &data, 31, 4).unwrap();
+        let sigma = 1.5 * 2.0 / 5.0;
+        let mut rng = stream(31, 4, Purpose::Noise);
+        for (k, wk) in out.w_last.iter().enumerate() {
+            let z: f64 = StandardNormal.sample(&mut rng);
+            assert_eq!(
+                wk.to_bits(),
+                (-(sigma * z)).to_bits(),
+                "p = {p}, coordinate {k}"
+            );
+        }
+    }
+}
