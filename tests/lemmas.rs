@@ -920,19 +920,16 @@ fn definition_5_3_properties() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Lemma L.2: (epsilon, delta)-DP => zCDP (Lemma 22 of Bun & Steinke 2016 with xi_hat = 0).
-//
-// The crate's privacy module has no zCDP conversion yet, so the formula lives here:
-// rho_hat = eps^2 / log(1/delta); (eps, delta)-DP implies (xi, rho)-zCDP with
-// xi = 5 rho_hat^(1/4) - rho_hat/4 and rho = rho_hat/4, valid for rho_hat < 1.
+// Lemma L.2: (epsilon, delta)-DP => zCDP (Lemma 22 of Bun & Steinke 2016 with xi_hat = 0),
+// as implemented by `privacy::zcdp::approx_dp_to_zcdp`: rho_hat = eps^2 / log(1/delta),
+// xi = 5 rho_hat^(1/4) - rho_hat/4, rho = rho_hat/4, valid for rho_hat < 1.
 
-fn l2_conversion(eps: f64, delta: f64) -> (f64, f64, f64) {
+/// (rho_hat, xi, rho), or None where the library refuses (rho_hat >= 1).
+fn l2_conversion(eps: f64, delta: f64) -> Option<(f64, f64, f64)> {
     let rho_hat = eps * eps / (1.0 / delta).ln();
-    (
-        rho_hat,
-        5.0 * rho_hat.powf(0.25) - rho_hat / 4.0,
-        rho_hat / 4.0,
-    )
+    dpsgd_lab::privacy::zcdp::approx_dp_to_zcdp(eps, delta)
+        .ok()
+        .map(|(xi, rho)| (rho_hat, xi, rho))
 }
 
 /// Lemma L.2: delta < exp(-eps^2) iff rho_hat < 1 (the lemma's hypothesis); then xi > 0,
@@ -943,20 +940,29 @@ fn lemma_l2_zcdp_conversion() {
     fn prop(e: u16, dd: u16) -> TestResult {
         let eps = scale_to(e, 1e-3, 4.0);
         let delta = (-scale_to(dd, 1e-3, 40.0)).exp();
-        let (rho_hat, xi, rho) = l2_conversion(eps, delta);
-        let cond = delta < (-eps * eps).exp();
-        if ((rho_hat - 1.0).abs()) < 1e-9 {
+        let rho_hat_raw = eps * eps / (1.0 / delta).ln();
+        if ((rho_hat_raw - 1.0).abs()) < 1e-9 {
             return TestResult::discard();
         }
-        if cond != (rho_hat < 1.0) {
+        let cond = delta < (-eps * eps).exp();
+        let converted = l2_conversion(eps, delta);
+        // the library accepts exactly the pairs that satisfy the lemma's hypothesis
+        if cond != converted.is_some() {
             return TestResult::error(format!(
-                "delta < exp(-eps^2) is {cond} but rho_hat = {rho_hat} (eps = {eps}, delta = {delta})"
+                "delta < exp(-eps^2) is {cond} but the conversion {} (rho_hat = {rho_hat_raw}, eps = {eps}, delta = {delta})",
+                if converted.is_some() {
+                    "succeeded"
+                } else {
+                    "refused"
+                }
             ));
         }
-        if !cond {
+        let Some((rho_hat, xi, rho)) = converted else {
             return TestResult::discard();
-        }
-        let (_, xi2, rho2) = l2_conversion(eps * 1.001, delta);
+        };
+        let Some((_, xi2, rho2)) = l2_conversion(eps * 1.001, delta) else {
+            return TestResult::discard();
+        };
         let r = check_eq(
             "eps = sqrt(rho_hat log(1/delta))",
             (rho_hat * (1.0 / delta).ln()).sqrt(),
