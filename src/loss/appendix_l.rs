@@ -3,7 +3,7 @@
 //!
 //! A subgradient is -x + 2 ||x|| w/||w|| 1{||w|| > 1}, of norm at most 3 ||x|| (Eq. 100).
 
-use super::glm::check_dim;
+use super::check_dim;
 use super::{ClipStats, Loss, Scratch, axpy, clip_factor, dot, norm2};
 use crate::data::Dataset;
 use crate::error::Result;

@@ -29,13 +29,3 @@ pub(crate) fn linear_clipped_sum(
     }
     stats
 }
-
-pub(crate) fn check_dim(expected: usize, data: &Dataset) -> crate::error::Result<()> {
-    if data.d != expected {
-        return Err(crate::error::Error::data(format!(
-            "dimension mismatch: the loss expects d = {expected} features, the data has {}",
-            data.d
-        )));
-    }
-    Ok(())
-}

@@ -2,7 +2,8 @@
 //! c(|r| - c/2) beyond. Convex; |h_c'| <= c gives G(x, y) = c ||x||; it has a finite minimizer
 //! without interpolation.
 
-use super::glm::{check_dim, linear_clipped_sum};
+use super::check_dim;
+use super::glm::linear_clipped_sum;
 use super::{ClipStats, Loss, Scratch, dot};
 use crate::data::Dataset;
 use crate::error::{Result, check_positive};

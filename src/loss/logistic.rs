@@ -1,7 +1,7 @@
 //! Multinomial logistic regression (softmax cross-entropy) with a 1 appended to x for the bias.
 //! Appendix D: ||grad l|| = sqrt(sum_{j != y} p_j^2 + (1 - p_y)^2) ||x~|| <= sqrt(2) ||x~||.
 
-use super::{ClipStats, Loss, Scratch, buf, clip_factor, dot};
+use super::{ClipStats, Loss, Scratch, buf, check_dim, clip_factor, dot, gather_with_bias};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::{Mat, gemm};
@@ -137,12 +137,7 @@ impl SoftmaxLoss {
         let dd = d + 1;
         let xb = buf(&mut scratch.a, bsz * dd);
         let xsq = buf(&mut scratch.c, bsz);
-        for (r, &i) in batch.iter().enumerate() {
-            let row = &mut xb[r * dd..(r + 1) * dd];
-            row[..d].copy_from_slice(data.row(i));
-            row[d] = 1.0;
-            xsq[r] = dot(row, row);
-        }
+        gather_with_bias(data, batch, xb, Some(&mut *xsq));
         let e = buf(&mut scratch.b, bsz * m);
         // Z = X~ W^T (B x m)
         gemm(1.0, Mat::rm(xb, bsz, dd), Mat::rm_t(w, m, dd), 0.0, e, m);
@@ -188,12 +183,7 @@ impl Loss for SoftmaxLoss {
     }
 
     fn check_data(&self, data: &Dataset) -> Result<()> {
-        if data.d != self.d {
-            return Err(Error::data(format!(
-                "dimension mismatch: the loss expects d = {} features, the data has {}",
-                self.d, data.d
-            )));
-        }
+        check_dim(self.d, data)?;
         check_class_labels(data, self.m)
     }
 

@@ -53,6 +53,36 @@ pub fn buf(buf: &mut Vec<f64>, len: usize) -> &mut [f64] {
     &mut buf[..len]
 }
 
+/// Copies the batch's rows into `xb` (row-major, |batch| x (d + 1)) with a 1 appended for the
+/// bias, and returns ||x~_i||^2 per row in `sq` when given.
+pub(crate) fn gather_with_bias(
+    data: &Dataset,
+    batch: &[usize],
+    xb: &mut [f64],
+    mut sq: Option<&mut [f64]>,
+) {
+    let (d, dd) = (data.d, data.d + 1);
+    for (r, &i) in batch.iter().enumerate() {
+        let row = &mut xb[r * dd..(r + 1) * dd];
+        row[..d].copy_from_slice(data.row(i));
+        row[d] = 1.0;
+        if let Some(sq) = sq.as_deref_mut() {
+            sq[r] = dot(row, row);
+        }
+    }
+}
+
+/// Checks that the data has the `expected` number of features.
+pub(crate) fn check_dim(expected: usize, data: &Dataset) -> Result<()> {
+    if data.d != expected {
+        return Err(Error::data(format!(
+            "dimension mismatch: the loss expects d = {expected} features, the data has {}",
+            data.d
+        )));
+    }
+    Ok(())
+}
+
 /// clip(z, c) factor of Eq. (2): min(1, c / ||z||), with the convention 1 at z = 0.
 #[inline]
 pub fn clip_factor(norm: f64, tau: f64) -> f64 {

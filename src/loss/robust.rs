@@ -5,7 +5,8 @@
 //! r = sqrt(2), so G(x, y) = ||x|| / sqrt(2); phi''(r) = (1 - r^2/2) / (1 + r^2/2)^2 lies in
 //! [-1/8, 1], so f_i is ||x_i||^2-smooth.
 
-use super::glm::{check_dim, linear_clipped_sum};
+use super::check_dim;
+use super::glm::linear_clipped_sum;
 use super::{ClipStats, Loss, Scratch, dot};
 use crate::data::Dataset;
 use crate::error::Result;

@@ -4,7 +4,7 @@
 //! has norm a_i (or 0 at w = w_i*), so G_i = a_i, and the mean f is sharp far from its minimizer
 //! (Assumption 6.4; Appendix E shows f(w) - f(w*) >= ||w - w*|| / 4 beyond D for unit weights).
 
-use super::glm::check_dim;
+use super::check_dim;
 use super::{ClipStats, Loss, Scratch, axpy, clip_factor};
 use crate::data::Dataset;
 use crate::error::{Error, Result};

@@ -8,7 +8,7 @@
 //! layer by layer without forming any per-sample gradient.
 
 use super::logistic::{check_class_labels, softmax_in_place};
-use super::{ClipStats, Loss, Scratch, buf, clip_factor, dot};
+use super::{ClipStats, Loss, Scratch, buf, check_dim, clip_factor, dot, gather_with_bias};
 use crate::data::Dataset;
 use crate::error::{Error, Result, check_positive};
 use crate::linalg::{Mat, gemm};
@@ -62,12 +62,7 @@ impl Loss for TanhNet {
         self.h * (self.d + 1) + self.m * (self.h + 1)
     }
     fn check_data(&self, data: &Dataset) -> Result<()> {
-        if data.d != self.d {
-            return Err(Error::data(format!(
-                "dimension mismatch: the network expects d = {} features, the data has {}",
-                self.d, data.d
-            )));
-        }
+        check_dim(self.d, data)?;
         check_class_labels(data, self.m)
     }
     fn value(&self, w: &[f64], x: &[f64], y: f64) -> f64 {
@@ -125,11 +120,7 @@ impl Loss for TanhNet {
         let (dd, hh) = (d + 1, h + 1);
         let (w1, w2) = self.split(w);
         let xb = buf(&mut scratch.a, bsz * dd);
-        for (r, &i) in batch.iter().enumerate() {
-            let row = &mut xb[r * dd..(r + 1) * dd];
-            row[..d].copy_from_slice(data.row(i));
-            row[d] = 1.0;
-        }
+        gather_with_bias(data, batch, xb, None);
         // A~ = [tanh(X~ W1^T), 1]  (B x (h+1))
         let ab = buf(&mut scratch.b, bsz * hh);
         gemm(1.0, Mat::rm(xb, bsz, dd), Mat::rm_t(w1, h, dd), 0.0, ab, hh);

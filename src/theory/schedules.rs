@@ -315,6 +315,12 @@ pub trait Schedule {
     fn phi_exponent(&self) -> f64;
 }
 
+/// The probability over the data set with which a bound holds: `finite_k` from Markov's
+/// inequality on G_Z^k, and 1 at k = inf, where every G_i <= G surely.
+fn markov_probability(k: f64, finite_k: f64) -> f64 {
+    if k.is_infinite() { 1.0 } else { finite_k }
+}
+
 fn need(name: &str, v: Option<f64>, th: TheoremId) -> Result<f64> {
     v.ok_or_else(|| {
         let flag = name
@@ -506,11 +512,7 @@ impl Schedule for ThmI1 {
     }
     /// 1 - gamma (Markov on G_Z^k, before Eq. 60); 1 at k = inf, where G_Z <= G surely.
     fn probability(&self) -> f64 {
-        if self.k.is_infinite() {
-            1.0
-        } else {
-            1.0 - self.gamma
-        }
+        markov_probability(self.k, 1.0 - self.gamma)
     }
     fn phi_exponent(&self) -> f64 {
         TheoremId::I1.phi_exponent(self.k)
@@ -546,11 +548,7 @@ impl Schedule for ThmJ1 {
     }
     /// 1 - gamma (Markov, before Eq. 70); 1 at k = inf.
     fn probability(&self) -> f64 {
-        if self.k.is_infinite() {
-            1.0
-        } else {
-            1.0 - self.gamma
-        }
+        markov_probability(self.k, 1.0 - self.gamma)
     }
     fn phi_exponent(&self) -> f64 {
         TheoremId::J1.phi_exponent(self.k)
@@ -597,7 +595,7 @@ impl Schedule for ThmK1 {
     }
     /// 3/4 (Markov on G_Z^k <= 4 G^k, before Eq. 88); 1 at k = inf.
     fn probability(&self) -> f64 {
-        if self.k.is_infinite() { 1.0 } else { 0.75 }
+        markov_probability(self.k, 0.75)
     }
     fn phi_exponent(&self) -> f64 {
         TheoremId::K1.phi_exponent(self.k)
@@ -634,11 +632,7 @@ impl Schedule for ThmN1 {
     }
     /// 1 - gamma (Markov, before Eq. 146); 1 at k = inf.
     fn probability(&self) -> f64 {
-        if self.k.is_infinite() {
-            1.0
-        } else {
-            1.0 - self.gamma
-        }
+        markov_probability(self.k, 1.0 - self.gamma)
     }
     fn phi_exponent(&self) -> f64 {
         TheoremId::N1.phi_exponent(self.k)
