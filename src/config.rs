@@ -1,14 +1,19 @@
 //! Run configurations read from TOML: plain serde structs with unknown keys rejected, validated
-//! once, up front.
+//! once, up front. This is where specs are assembled from the layers below (data sources,
+//! losses, Algorithm 1, the Appendix L instance).
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::DataSpec;
+use crate::data::Dataset;
+use crate::data::csv::CsvSpec;
+use crate::data::generator::GeneratorSpec;
 use crate::dpsgd::DpSgdConfig;
 use crate::error::{Error, Result};
 use crate::loss::LossSpec;
+use crate::lower_bound::AppendixLSpec;
+use crate::rng::SimRng;
 
 /// One DP-SGD run: `dpsgd-lab train --config FILE`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,35 +57,35 @@ pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     from_toml_str(&text, &path.display().to_string())
 }
 
-/// (De)serializes a moment order k as a number or the string "inf" (JSON and TOML specs have no
-/// portable infinity): `#[serde(with = "crate::config::k_serde")]`.
-pub mod k_serde {
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+/// Where a run's data comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum DataSpec {
+    /// A synthetic generator (see [`GeneratorSpec`]).
+    Generated(GeneratorSpec),
+    /// A CSV file (see [`CsvSpec`]).
+    Csv(CsvSpec),
+    /// The hard distribution Q_v of Thm L.1 (see [`AppendixLSpec`]).
+    AppendixL(AppendixLSpec),
+}
 
-    /// Writes a finite k as a number and k = inf as "inf".
-    pub fn serialize<S: Serializer>(k: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if k.is_infinite() {
-            s.serialize_str("inf")
-        } else {
-            s.serialize_f64(*k)
+impl DataSpec {
+    /// Builds the data set; `rng` is the data stream and is only used by generators.
+    pub fn build(&self, rng: &mut SimRng) -> Result<Dataset> {
+        match self {
+            DataSpec::Generated(g) => g.generate(rng),
+            DataSpec::Csv(c) => c.load(),
+            DataSpec::AppendixL(a) => a.build(rng),
         }
     }
+}
 
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum NumOrStr {
-        Num(f64),
-        Str(String),
-    }
-
-    /// Reads a number, "inf" or "infinity".
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        match NumOrStr::deserialize(d)? {
-            NumOrStr::Num(k) => Ok(k),
-            NumOrStr::Str(s) if s == "inf" || s == "infinity" => Ok(f64::INFINITY),
-            NumOrStr::Str(s) => Err(D::Error::custom(format!(
-                "k must be a number or \"inf\", but is \"{s}\""
-            ))),
-        }
-    }
+/// The exact (E[G(x, y)^k])^(1/k) of `loss` under the generator `generator` (Assumption 6.1), where
+/// it has a closed form: the generator fixes a moment of ||x|| (or of the label) and the loss
+/// states G as a function of it. `None` where there is no closed form.
+pub fn exact_lipschitz_k_norm(generator: &GeneratorSpec, loss: &LossSpec) -> Result<Option<f64>> {
+    let m = generator.controlled_moment()?;
+    Ok(loss
+        .lipschitz_form()
+        .and_then(|f| f.k_norm(m.k, m.g, m.r_is_label)))
 }

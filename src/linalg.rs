@@ -1,4 +1,6 @@
-//! Thin safe wrappers around `matrixmultiply`'s single-threaded GEMM, on row-major slices.
+//! Dense linear algebra on row-major slices, behind one small module: `matrixmultiply`'s
+//! single-threaded GEMM for the step kernels, and `nalgebra`'s Cholesky for the one dense solve
+//! (the reference Newton solver).
 
 /// A strided view of a rows x cols matrix inside a slice.
 #[derive(Clone, Copy)]
@@ -88,6 +90,37 @@ pub fn gemm(alpha: f64, a: Mat, b: Mat, beta: f64, c: &mut [f64], ldc: usize) {
     }
 }
 
+/// (A + A^T) / 2 of a p x p row-major matrix.
+pub fn symmetrized(a: &[f64], p: usize) -> Vec<f64> {
+    assert_eq!(a.len(), p * p, "symmetrized: a is not p x p");
+    let mut s = vec![0.0; p * p];
+    for i in 0..p {
+        for j in 0..p {
+            s[i * p + j] = (a[i * p + j] + a[j * p + i]) * 0.5;
+        }
+    }
+    s
+}
+
+/// Solves (A + shift I) x = b for a symmetric p x p matrix A (row-major) by Cholesky; `None`
+/// when A + shift I is not positive definite.
+pub fn cholesky_solve_shifted(a: &[f64], p: usize, shift: f64, b: &[f64]) -> Option<Vec<f64>> {
+    assert!(
+        a.len() == p * p && b.len() == p,
+        "cholesky_solve_shifted: shapes"
+    );
+    let mut m = nalgebra::DMatrix::<f64>::from_row_slice(p, p, a);
+    for i in 0..p {
+        m[(i, i)] += shift;
+    }
+    let ch = m.cholesky()?;
+    Some(
+        ch.solve(&nalgebra::DVector::from_column_slice(b))
+            .as_slice()
+            .to_vec(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +154,28 @@ mod tests {
                 assert!((o[i * 2 + j] - s).abs() < 1e-12);
             }
         }
+    }
+
+    #[test]
+    fn shifted_cholesky_solves_and_refuses_indefinite() {
+        // A = [[4, 2], [2, 3]], b = A (1, -2) = (0, -4).
+        let a = [4.0, 2.0, 2.0, 3.0];
+        let x = cholesky_solve_shifted(&a, 2, 0.0, &[0.0, -4.0]).unwrap();
+        assert!(
+            (x[0] - 1.0).abs() < 1e-12 && (x[1] + 2.0).abs() < 1e-12,
+            "{x:?}"
+        );
+        // A + 1 I = [[5, 2], [2, 4]]: b = (5 - 4, 2 - 8) for x = (1, -2).
+        let x = cholesky_solve_shifted(&a, 2, 1.0, &[1.0, -6.0]).unwrap();
+        assert!(
+            (x[0] - 1.0).abs() < 1e-12 && (x[1] + 2.0).abs() < 1e-12,
+            "{x:?}"
+        );
+        // Eigenvalues 3 and -1: not positive definite.
+        assert!(cholesky_solve_shifted(&[1.0, 2.0, 2.0, 1.0], 2, 0.0, &[1.0, 1.0]).is_none());
+        assert_eq!(
+            symmetrized(&[1.0, 2.0, 4.0, 3.0], 2),
+            vec![1.0, 3.0, 3.0, 3.0]
+        );
     }
 }

@@ -3,14 +3,21 @@
 //! the shipped UCI data sets. Every test uses a fixed seed; every tolerance is derived in a
 //! comment next to it.
 
+use dpsgd_lab::config::exact_lipschitz_k_norm;
 use dpsgd_lab::data::Dataset;
 use dpsgd_lab::data::csv::CsvSpec;
 use dpsgd_lab::data::generator::{Direction, GeneratorSpec, LabelModel, sample_direction};
 use dpsgd_lab::data::radial::{LawSpec, Radial, RadialLaw, RadialSpec};
 use dpsgd_lab::data::split::{SplitSpec, Standardizer};
-use dpsgd_lab::data::summary::{LipschitzSummary, default_hill_top, hill, percentile_sorted};
-use dpsgd_lab::loss::LossSpec;
+use dpsgd_lab::data::summary::{LipschitzSummary, default_hill_top, hill};
+use dpsgd_lab::loss::{Loss, LossSpec, lipschitz_constants};
 use dpsgd_lab::rng::{Purpose, stream};
+use dpsgd_lab::stats::quantile_sorted;
+
+/// The summary `data describe` prints: the G_i of `loss` on `data`, summarized.
+fn summarize(loss: &dyn Loss, data: &Dataset, k: f64) -> dpsgd_lab::Result<LipschitzSummary> {
+    LipschitzSummary::from_values(loss.name(), data, &lipschitz_constants(loss, data)?, k)
+}
 
 fn radial(law: LawSpec, k: f64, g: f64) -> Radial {
     RadialSpec { k, g, law }
@@ -400,7 +407,7 @@ fn generator_controls_feature_norm_and_lipschitz_moment() {
     assert!((m2 - 4.0).abs() <= 4.0 * se, "mean ||x||^2 = {m2}");
 
     // Exact (E G^2)^(1/2) per loss: logistic sqrt(2 (G^2 + 1)) = sqrt(10), huber c G, ...
-    let exact = |l: LossSpec| spec.lipschitz_k_norm(&l).unwrap();
+    let exact = |l: LossSpec| exact_lipschitz_k_norm(&spec, &l).unwrap();
     assert_eq!(
         exact(LossSpec::Logistic { classes: None }),
         Some(10f64.sqrt())
@@ -411,7 +418,7 @@ fn generator_controls_feature_norm_and_lipschitz_moment() {
 
     // And the empirical G_Z of the logistic loss agrees with it: G_i^2 = 2 (||x_i||^2 + 1).
     let loss = LossSpec::Logistic { classes: None }.build(&data).unwrap();
-    let s = LipschitzSummary::new(loss.as_ref(), &data, 2.0).unwrap();
+    let s = summarize(loss.as_ref(), &data, 2.0).unwrap();
     assert!((s.mean_g_pow_k - 2.0 * (m2 + 1.0)).abs() < 1e-9 * s.mean_g_pow_k);
     assert_eq!(s.classes, Some(4));
     assert_eq!(s.percentiles.len(), 6);
@@ -470,14 +477,17 @@ fn sharp_centers_weights_follow_the_radial_law() {
     let law = spec.check().unwrap();
     let data = spec.generate(&mut stream(600, 0, Purpose::Data)).unwrap();
     let loss = LossSpec::Sharp.build(&data).unwrap();
-    let s = LipschitzSummary::new(loss.as_ref(), &data, 2.0).unwrap();
+    let s = summarize(loss.as_ref(), &data, 2.0).unwrap();
     let se = ((law.moment(4.0).unwrap() - 1.5f64.powi(4)) / data.n as f64).sqrt();
     assert!(
         (s.mean_g_pow_k - 2.25).abs() <= 4.0 * se,
         "{}",
         s.mean_g_pow_k
     );
-    assert_eq!(spec.lipschitz_k_norm(&LossSpec::Sharp).unwrap(), Some(1.5));
+    assert_eq!(
+        exact_lipschitz_k_norm(&spec, &LossSpec::Sharp).unwrap(),
+        Some(1.5)
+    );
     // Centers sit around (5, 0, -5): the mean of the first coordinate is 5 within 4 SE = 4 (0.1
     // / sqrt n).
     let c0 = (0..data.n).map(|i| data.row(i)[0]).sum::<f64>() / data.n as f64;
@@ -487,10 +497,10 @@ fn sharp_centers_weights_follow_the_radial_law() {
 #[test]
 fn percentiles_interpolate_linearly() {
     let v = [1.0, 2.0, 3.0, 4.0, 5.0];
-    assert_eq!(percentile_sorted(&v, 0.0), 1.0);
-    assert_eq!(percentile_sorted(&v, 100.0), 5.0);
-    assert_eq!(percentile_sorted(&v, 10.0), 1.4);
-    assert_eq!(percentile_sorted(&v, 80.0), 4.2);
+    assert_eq!(quantile_sorted(&v, 0.0), 1.0);
+    assert_eq!(quantile_sorted(&v, 1.0), 5.0);
+    assert_eq!(quantile_sorted(&v, 10.0 / 100.0), 1.4);
+    assert_eq!(quantile_sorted(&v, 80.0 / 100.0), 4.2);
 }
 
 // ---- CSV ---------------------------------------------------------------------------------
@@ -664,7 +674,7 @@ fn shipped_datasets_have_the_documented_shapes() {
 
     // The logistic G_i of digits: sqrt(2 (||x||^2 + 1)) with pixel values 0..16.
     let loss = LossSpec::Logistic { classes: None }.build(&digits).unwrap();
-    let s = LipschitzSummary::new(loss.as_ref(), &digits, 2.0).unwrap();
+    let s = summarize(loss.as_ref(), &digits, 2.0).unwrap();
     assert_eq!(s.classes, Some(10));
     assert!(s.min > 2f64.sqrt() && s.max <= (2.0 * (64.0 * 256.0 + 1.0f64)).sqrt());
 }
@@ -778,12 +788,12 @@ fn summary_refuses_losses_without_a_finite_lipschitz_constant() {
     }
     .build(&data)
     .unwrap();
-    let e = LipschitzSummary::new(loss.as_ref(), &data, 2.0)
+    let e = summarize(loss.as_ref(), &data, 2.0)
         .unwrap_err()
         .to_string();
     assert!(e.contains("no finite per-sample Lipschitz constant"), "{e}");
     let logistic = LossSpec::Logistic { classes: None }.build(&data).unwrap();
-    let e = LipschitzSummary::new(logistic.as_ref(), &data, f64::NAN)
+    let e = summarize(logistic.as_ref(), &data, f64::NAN)
         .unwrap_err()
         .to_string();
     assert!(e.contains("NaN"), "{e}");

@@ -7,7 +7,8 @@
 //! test uses a fixed seed; every tolerance is derived in a comment next to it, and every check
 //! has a negative control that must fail.
 
-use dpsgd_lab::data::{DataSpec, Dataset};
+use dpsgd_lab::config::DataSpec;
+use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::Projection;
 use dpsgd_lab::loss::{AppendixLLoss, dot, mean_value, norm2};
 use dpsgd_lab::lower_bound::checks::{

@@ -7,13 +7,14 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
+use dpsgd_lab::config::exact_lipschitz_k_norm;
 use dpsgd_lab::data::Dataset;
 use dpsgd_lab::data::csv::CsvSpec;
 use dpsgd_lab::data::generator::GeneratorSpec;
 use dpsgd_lab::data::radial::RadialLaw;
 use dpsgd_lab::data::split::SplitSpec;
 use dpsgd_lab::data::summary::LipschitzSummary;
-use dpsgd_lab::loss::LossSpec;
+use dpsgd_lab::loss::{LossSpec, lipschitz_constants};
 use dpsgd_lab::rng::{Purpose, stream};
 
 /// Describe or generate data sets.
@@ -191,7 +192,7 @@ fn describe(a: &DescribeArgs) -> Result<()> {
                 g: radial.g(),
                 scale: radial.scale(),
                 tail_index: tail.is_finite().then_some(tail),
-                exact_lipschitz_k_norm: spec.lipschitz_k_norm(&loss_spec)?,
+                exact_lipschitz_k_norm: exact_lipschitz_k_norm(&spec, &loss_spec)?,
             };
             (
                 data,
@@ -225,7 +226,8 @@ fn describe(a: &DescribeArgs) -> Result<()> {
             (train, src, None, test.map(|t| t.n))
         };
     let loss = loss_spec.build(&data)?;
-    let summary = LipschitzSummary::new(loss.as_ref(), &data, k)?;
+    let g = lipschitz_constants(loss.as_ref(), &data)?;
+    let summary = LipschitzSummary::from_values(loss.name(), &data, &g, k)?;
     let report = DescribeReport {
         source,
         summary,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::DataSpec;
+use crate::config::DataSpec;
 use crate::error::{Error, Result, check_open, check_positive};
 
 /// The learning-rate grid of Section 5.2.

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::config::{BelowMode, ClipSpec};
-use crate::data::summary::percentile_sorted;
+use crate::stats::quantile_sorted;
 
 /// One clip norm of the grid.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -98,7 +98,7 @@ pub fn tau_grid(g_sorted: Option<&[f64]>, clip: &ClipSpec) -> Vec<TauPoint> {
             })
         });
         let pct = clip.percentiles.iter().map(|&p| {
-            let t = percentile_sorted(g, p);
+            let t = quantile_sorted(g, p / 100.0);
             TauPoint {
                 tau: t,
                 pct: Some(p),

@@ -28,12 +28,13 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::data::summary::percentile_sorted;
-use crate::data::{DataSpec, Dataset, split::SplitSpec};
+use crate::config::DataSpec;
+use crate::data::{Dataset, split::SplitSpec};
 use crate::error::{Error, Result};
 use crate::loss::{mean_grad, mean_value, norm2, per_sample_lipschitz};
 use crate::privacy::{RnmmConfig, private_min_lipschitz};
 use crate::rng::{Purpose, stream};
+use crate::stats::quantile_sorted;
 use crate::theory::alpha::{AlphaOptions, estimate_alpha};
 
 pub use config::{ModelSpec, Study, StudyConfig};
@@ -199,7 +200,7 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
     // The fingerprint covers everything a record depends on.
     let fp_src = serde_json::to_string(&(cfg, &taus, &zs, &rnmm_zs, &rnmm_taus, n, batch, spe))
         .map_err(|e| Error::Numerical(e.to_string()))?;
-    let fp = results::fingerprint(fp_src.as_bytes());
+    let fp = crate::fingerprint::fingerprint(fp_src.as_bytes());
     let suffix = if study.quick { "_quick" } else { "" };
     let res_path = opts.out.join(format!("results{suffix}.jsonl"));
     let (file, mut done) = results::ResultsFile::open(&res_path, &cfg.name, &fp, opts.resume)?;
@@ -272,7 +273,7 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
         g_percentiles: g_sorted.as_ref().map(|g| {
             [0.0, 10.0, 20.0, 40.0, 80.0, 100.0]
                 .iter()
-                .map(|&p| (p, percentile_sorted(g, p)))
+                .map(|&p| (p, quantile_sorted(g, p / 100.0)))
                 .collect()
         }),
         g1: g_sorted.as_ref().map(|g| g[0]),

@@ -52,16 +52,6 @@ pub struct ResultsFile {
     file: Mutex<File>,
 }
 
-/// FNV-1a over bytes: a stable fingerprint (std's hashers are not stable across versions).
-pub fn fingerprint(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
-}
-
 impl ResultsFile {
     /// Opens `path`. With `resume`, reads the finished records (the header's fingerprint must
     /// match); without, starts a new file.

@@ -3,18 +3,9 @@
 //! Features are x = r u: the radius r = ||x|| is drawn from a [`RadialSpec`] (so that
 //! (E ||x||^k)^(1/k) = G exactly, Assumption 6.1) and the direction u is uniform on the unit
 //! sphere, or the normalized direction of an anisotropic Gaussian. What the generator controls
-//! is therefore ||x||, and each loss's G(x, y) is a known function of it:
-//!
-//! | loss        | G(x, y)                   | (E G^k)^(1/k) given (E r^k)^(1/k) = G_r          |
-//! |-------------|---------------------------|--------------------------------------------------|
-//! | huber(c)    | c ||x||                   | c G_r                                            |
-//! | appendix_l  | 3 ||x||                   | 3 G_r                                            |
-//! | robust      | ||x|| / sqrt 2            | G_r / sqrt 2                                     |
-//! | logistic    | sqrt(2 (||x||^2 + 1))     | sqrt(2 (G_r^2 + 1)) for k = 2 and k = inf only   |
-//! | sharp       | a_i                       | G_r, with `labels = sharp_centers` (r is a_i)    |
-//!
-//! (Logistic has the bias appended, Appendix D; for other k its moment has no closed form.)
-//! With `labels = sharp_centers` the radial law is the law of the weights a_i instead, and the
+//! is therefore ||x||; each loss states G(x, y) as a function of it
+//! (`loss::LipschitzForm`), which gives the exact (E G^k)^(1/k) from the radial law's
+//! (E r^k)^(1/k) ([`GeneratorSpec::controlled_moment`]). With `labels = sharp_centers` the radial law is the law of the weights a_i instead, and the
 //! rows are the centers w_i* = center + spread z, z ~ N(0, I_d).
 
 use rand::RngExt;
@@ -24,8 +15,19 @@ use serde::{Deserialize, Serialize};
 use super::Dataset;
 use super::radial::{LawSpec, Radial, RadialLaw, RadialSpec};
 use crate::error::{Error, Result, check_positive};
-use crate::loss::LossSpec;
 use crate::rng::SimRng;
+
+/// The exactly known moment (E r^k)^(1/k) = g of what a generator draws (see
+/// [`GeneratorSpec::controlled_moment`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ControlledMoment {
+    /// The moment order k (may be infinite).
+    pub k: f64,
+    /// (E r^k)^(1/k).
+    pub g: f64,
+    /// r is the label (the sharp loss's weight a_i), not ||x||.
+    pub r_is_label: bool,
+}
 
 /// How labels are made from features.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,32 +186,16 @@ impl GeneratorSpec {
         self.radial_law()
     }
 
-    /// The exact (E[G(x, y)^k])^(1/k) of `loss` under this generator's law, at the radial law's
-    /// k, where it has a closed form (see the module table); `None` where it does not.
-    pub fn lipschitz_k_norm(&self, loss: &LossSpec) -> Result<Option<f64>> {
+    /// The moment of Assumption 6.1 that this generator fixes exactly: (k, g) with
+    /// (E r^k)^(1/k) = g, and whether r is the label (the sharp loss's weights a_i, with
+    /// `labels = sharp_centers`) rather than ||x||. A loss's
+    /// `loss::LipschitzForm::k_norm` turns it into the moment of G(x, y).
+    pub fn controlled_moment(&self) -> Result<ControlledMoment> {
         let law = self.check()?;
-        let (k, g) = (law.k(), law.g());
-        let sharp = matches!(self.labels, LabelModel::SharpCenters { .. });
-        // For the k in {2, inf} formulas: E[r^2] = g^2 when k = 2, and sup r = g when k = inf.
-        let k2_or_inf = k == 2.0 || k.is_infinite();
-        Ok(match (loss, sharp) {
-            (LossSpec::Sharp, true) => Some(g),
-            (_, true) | (LossSpec::Sharp, false) => None,
-            (LossSpec::Huber { c }, false) => Some(c * g),
-            (LossSpec::AppendixL, false) => Some(3.0 * g),
-            (LossSpec::Robust, false) => Some(g / std::f64::consts::SQRT_2),
-            (LossSpec::Logistic { .. }, false) if k2_or_inf => Some((2.0 * (g * g + 1.0)).sqrt()),
-            (
-                LossSpec::TanhNet {
-                    hidden,
-                    radius: Some(rad),
-                    ..
-                },
-                false,
-            ) if k2_or_inf => {
-                Some((2.0 * (*hidden as f64 + 1.0 + rad * rad * (g * g + 1.0))).sqrt())
-            }
-            _ => None,
+        Ok(ControlledMoment {
+            k: law.k(),
+            g: law.g(),
+            r_is_label: matches!(self.labels, LabelModel::SharpCenters { .. }),
         })
     }
 

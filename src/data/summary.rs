@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::Dataset;
 use crate::error::{Error, Result};
-use crate::loss::{Loss, per_sample_lipschitz};
+use crate::stats::quantile_sorted;
 
 /// The percentiles of Tables 4 to 7.
 pub const TABLE_PERCENTILES: [f64; 6] = [0.0, 10.0, 20.0, 40.0, 80.0, 100.0];
@@ -63,16 +63,6 @@ pub struct LipschitzSummary {
     pub hill: Option<HillEstimate>,
 }
 
-/// Percentile `pct` (0..=100) of sorted values, interpolating linearly between order statistics
-/// at rank pct/100 (n - 1) (the usual "linear" definition: 0 -> min, 100 -> max).
-pub fn percentile_sorted(sorted: &[f64], pct: f64) -> f64 {
-    let n = sorted.len();
-    let h = pct / 100.0 * (n - 1) as f64;
-    let lo = h.floor() as usize;
-    let hi = (lo + 1).min(n - 1);
-    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
-}
-
 /// The default number of upper order statistics for Hill's estimator: max(10, n / 100),
 /// capped at n - 1. For an exact Pareto tail the estimator's relative standard error is
 /// 1 / sqrt(top), so 3.2% at n = 10^5; for tails that are only asymptotically Pareto (Lomax,
@@ -98,20 +88,6 @@ pub fn hill(values: &[f64], top: usize) -> Option<HillEstimate> {
         alpha: 1.0 / mean_excess,
         top,
     })
-}
-
-impl Dataset {
-    /// The per-sample Lipschitz constants G_i = G(x_i, y_i) of `loss` (Assumption 5.1), or an
-    /// error when the loss has no finite G(x, y) (an unconstrained tanh network).
-    pub fn lipschitz_constants(&self, loss: &dyn Loss) -> Result<Vec<f64>> {
-        per_sample_lipschitz(loss, self).ok_or_else(|| {
-            Error::param(format!(
-                "the {} loss has no finite per-sample Lipschitz constant G(x, y) here (for \
-                 tanh_net, set a radius)",
-                loss.name()
-            ))
-        })
-    }
 }
 
 impl LipschitzSummary {
@@ -164,7 +140,7 @@ impl LipschitzSummary {
                 .iter()
                 .map(|&pct| Percentile {
                     pct,
-                    value: percentile_sorted(&sorted, pct),
+                    value: quantile_sorted(&sorted, pct / 100.0),
                 })
                 .collect(),
             max,
@@ -174,11 +150,5 @@ impl LipschitzSummary {
             g_z,
             hill: hill(&sorted, default_hill_top(n)),
         })
-    }
-
-    /// Summarizes G_i = G(x_i, y_i) of `loss` on `data`.
-    pub fn new(loss: &dyn Loss, data: &Dataset, k: f64) -> Result<Self> {
-        let g = data.lipschitz_constants(loss)?;
-        Self::from_values(loss.name(), data, &g, k)
     }
 }

@@ -11,7 +11,7 @@ use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
-use crate::data::Dataset;
+use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::loss::{ClipStats, Loss, Scratch, mean_value, norm2};
 use crate::rng::{Purpose, SimRng, stream};

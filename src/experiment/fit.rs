@@ -5,6 +5,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use crate::rng::{Purpose, stream};
+use crate::stats::quantile_sorted;
 
 /// A fitted slope with its bootstrap interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,17 +39,6 @@ pub fn ols(x: &[f64], y: &[f64]) -> Option<(f64, f64)> {
     let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
     let slope = sxy / sxx;
     Some((slope, my - slope * mx))
-}
-
-/// The empirical q-quantile (linear interpolation) of sorted `v`.
-pub fn quantile_sorted(v: &[f64], q: f64) -> f64 {
-    let h = q * (v.len() - 1) as f64;
-    let (i, f) = (h.floor() as usize, h - h.floor());
-    if i + 1 < v.len() {
-        v[i] * (1.0 - f) + v[i + 1] * f
-    } else {
-        v[i]
-    }
 }
 
 /// Fits log(mean risk) on log phi over the cells `phis[i]` with replicate risks `reps[i]`;

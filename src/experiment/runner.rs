@@ -9,7 +9,6 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Instant;
 
 use rand::RngExt;
 use rayon::prelude::*;
@@ -17,11 +16,14 @@ use serde::{Deserialize, Serialize};
 
 use super::solver::{self, Reference};
 use super::spec::{ClipRule, FreeConstant, HeavyShift, Spec, Vary, k_serde};
-use crate::data::{DataSpec, Dataset};
+use crate::config::{DataSpec, exact_lipschitz_k_norm};
+use crate::data::Dataset;
 use crate::dpsgd::{DpSgd, Init, Projection, StepSchedule};
 use crate::error::{Error, Result};
+use crate::fingerprint::fingerprint;
 use crate::loss::{Loss, LossSpec, mean_grad, mean_value, norm2, per_sample_lipschitz};
 use crate::rng::{Purpose, derive_seed, stream};
+use crate::stats::quantile;
 use crate::theory::bounds;
 use crate::theory::phi::{PhiInputs, phi as phi_of};
 use crate::theory::{TheoremId, TheoryParams, prescribe};
@@ -112,15 +114,10 @@ pub fn header(spec: &Spec) -> Header {
         serde_json::to_string(&spec.raw).unwrap_or_default(),
         spec.scale
     );
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
     Header {
         spec: spec.raw.name.clone(),
         scale: format!("{:?}", spec.scale).to_lowercase(),
-        fingerprint: format!("{h:016x}"),
+        fingerprint: fingerprint(text.as_bytes()),
         cells: spec.cells(),
     }
 }
@@ -398,20 +395,13 @@ fn heavy_shift(data: &mut Dataset, h: HeavyShift) {
     }
 }
 
-fn quantile(v: &[f64], q: f64) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let i = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
-    s[i]
-}
-
 /// G of Assumption 6.1: given in the spec, or the generator's exact k-norm.
 fn g_of(spec: &Spec, s: usize) -> Result<f64> {
     if let Some(g) = spec.raw.constants.g {
         return Ok(g);
     }
     match spec.series_data(s, None)? {
-        DataSpec::Generated(g) => g.lipschitz_k_norm(&spec.raw.loss)?.ok_or_else(|| {
+        DataSpec::Generated(g) => exact_lipschitz_k_norm(&g, &spec.raw.loss)?.ok_or_else(|| {
             Error::Config("the generator cannot give G for this loss and k; set constants.g".into())
         }),
         // Eq. (100): G = 3 ||v||.
@@ -693,75 +683,44 @@ fn lower_bound_value(spec: &Spec, s: usize, g: f64, phi: f64) -> Result<Option<f
         .map(|cl| bounds::total(&bounds::lower_bound(cl, g, k, phi))))
 }
 
-/// A progress bar with ETA on stderr, weighted by T (throttled to 4 updates a second).
+/// The progress bar of one spec on stderr (indicatif), weighted by the steps T of each
+/// replicate; hidden when stderr is not a terminal, so logs and CI output stay clean.
 struct Progress {
-    total: f64,
+    bar: indicatif::ProgressBar,
     cells: usize,
-    on: bool,
-    name: String,
-    start: Instant,
-    state: Mutex<(f64, usize, f64)>,
+    done: std::sync::atomic::AtomicUsize,
 }
 
 impl Progress {
     fn new(total: f64, cells: usize, on: bool, name: &str) -> Self {
+        let bar = if on {
+            indicatif::ProgressBar::new(total.max(1.0) as u64)
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{prefix:<24} [{bar:30}] {percent:>3}%  {msg} cells  {elapsed_precise}  ETA {eta}",
+            )
+            .expect("static template")
+            .progress_chars("#>-"),
+        );
+        bar.set_prefix(name.to_string());
+        bar.set_message(format!("0/{cells}"));
         Progress {
-            total: total.max(1.0),
+            bar,
             cells,
-            on,
-            name: name.to_string(),
-            start: Instant::now(),
-            state: Mutex::new((0.0, 0, -1.0)),
+            done: std::sync::atomic::AtomicUsize::new(0),
         }
     }
     fn add(&self, w: f64) {
-        let mut st = self.state.lock().expect("progress lock");
-        st.0 += w;
-        self.draw(&mut st, false);
+        self.bar.inc(w as u64);
     }
     fn cell_done(&self) {
-        let mut st = self.state.lock().expect("progress lock");
-        st.1 += 1;
-        self.draw(&mut st, false);
-    }
-    fn draw(&self, st: &mut (f64, usize, f64), force: bool) {
-        if !self.on {
-            return;
-        }
-        let el = self.start.elapsed().as_secs_f64();
-        if !force && el - st.2 < 0.25 {
-            return;
-        }
-        st.2 = el;
-        let frac = (st.0 / self.total).min(1.0);
-        let width = 30;
-        let fill = (frac * width as f64) as usize;
-        let eta = if frac > 0.0 {
-            el * (1.0 - frac) / frac
-        } else {
-            f64::NAN
-        };
-        eprint!(
-            "\r{:<24} [{}{}] {:>5.1}%  {}/{} cells  {:>6.1}s  ETA {}   ",
-            self.name,
-            "#".repeat(fill),
-            "-".repeat(width - fill),
-            100.0 * frac,
-            st.1,
-            self.cells,
-            el,
-            if eta.is_finite() {
-                format!("{eta:.0}s")
-            } else {
-                "?".into()
-            }
-        );
+        let k = self.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        self.bar.set_message(format!("{k}/{}", self.cells));
     }
     fn finish(&self) {
-        if self.on {
-            let mut st = self.state.lock().expect("progress lock");
-            self.draw(&mut st, true);
-            eprintln!();
-        }
+        self.bar.finish();
     }
 }

@@ -8,7 +8,10 @@
 
 use crate::data::Dataset;
 use crate::error::{Error, Result};
+use crate::linalg;
 use crate::loss::{Loss, LossSpec, dot, mean_grad, mean_value, norm2};
+use crate::lower_bound::empirical_optimum;
+use crate::theory::geometric_median;
 
 /// A minimizer and the minimum, with the optimality residual that certifies it.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,25 +39,13 @@ pub fn solve(spec: &LossSpec, loss: &dyn Loss, data: &Dataset) -> Result<Referen
     }
 }
 
-/// Eq. (101): w* = x_bar / ||x_bar||, f* = -||x_bar|| for f(w) = -w.x_bar + 2 m (||w|| - 1)_+
-/// (m = mean ||x_i|| >= ||x_bar||, so the penalty never pays outside the unit ball). On the
-/// all-zero data set every point of the unit ball is a minimizer: w* = 0, f* = 0.
+/// Eq. (101): the closed-form minimizer of the Appendix L loss ([`empirical_optimum`]); on the
+/// all-zero data set every point of the unit ball is a minimizer and w* = 0 is reported.
 pub fn appendix_l(data: &Dataset) -> Reference {
-    let mut xbar = vec![0.0; data.d];
-    for i in 0..data.n {
-        crate::loss::axpy(1.0 / data.n as f64, data.row(i), &mut xbar);
-    }
-    let nx = norm2(&xbar);
-    if nx == 0.0 {
-        return Reference {
-            w_star: vec![0.0; data.d],
-            f_star: 0.0,
-            residual: 0.0,
-        };
-    }
+    let opt = empirical_optimum(data, &vec![0.0; data.d]);
     Reference {
-        w_star: xbar.iter().map(|v| v / nx).collect(),
-        f_star: -nx,
+        w_star: opt.w_star,
+        f_star: opt.f_star,
         residual: 0.0,
     }
 }
@@ -86,71 +77,12 @@ fn dist(a: &[f64], b: &[f64]) -> f64 {
         .sqrt()
 }
 
-/// Weighted Weiszfeld from the weighted centroid, with Vardi-Zhang's step at a center; stops
-/// when a step moves less than `tol` (relative to the data's scale).
+/// The sharp loss's exact reference: the weighted geometric median of the centers c_i with
+/// weights a_i (the labels), by the crate's one Weiszfeld solver, stopping when a step moves less
+/// than `tol` (relative to the data's scale).
 pub fn weighted_geometric_median(data: &Dataset, tol: f64, max_iter: usize) -> Result<Reference> {
-    let (n, d) = (data.n, data.d);
-    let wsum: f64 = data.y.iter().sum();
-    if wsum <= 0.0 {
-        // Every weight zero: f = 0 everywhere.
-        return Ok(Reference {
-            w_star: vec![0.0; d],
-            f_star: 0.0,
-            residual: 0.0,
-        });
-    }
-    let mut w = vec![0.0; d];
-    for i in 0..n {
-        crate::loss::axpy(data.y[i] / wsum, data.row(i), &mut w);
-    }
-    let scale = (0..n).map(|i| norm2(data.row(i))).fold(1.0, f64::max);
-    let mut num = vec![0.0; d];
-    let mut r_vec = vec![0.0; d];
-    for _ in 0..max_iter {
-        num.fill(0.0);
-        r_vec.fill(0.0);
-        let (mut den, mut eta) = (0.0, 0.0);
-        for i in 0..n {
-            let (c, a) = (data.row(i), data.y[i]);
-            if a == 0.0 {
-                continue;
-            }
-            let r = dist(&w, c);
-            if r == 0.0 {
-                eta += a;
-                continue;
-            }
-            den += a / r;
-            for k in 0..d {
-                num[k] += a * c[k] / r;
-                r_vec[k] += a * (c[k] - w[k]) / r;
-            }
-        }
-        if den == 0.0 {
-            break;
-        }
-        let t: Vec<f64> = num.iter().map(|v| v / den).collect();
-        let next = if eta == 0.0 {
-            t
-        } else {
-            // Vardi-Zhang: w+ = (1 - eta/||R||)_+ T + min(1, eta/||R||) w.
-            let rn = norm2(&r_vec);
-            if rn <= eta {
-                break; // w is a center and 0 is in the subdifferential
-            }
-            let s = eta / rn;
-            t.iter()
-                .zip(&w)
-                .map(|(tk, wk)| (1.0 - s) * tk + s * wk)
-                .collect()
-        };
-        let step = dist(&next, &w);
-        w = next;
-        if step <= tol * scale {
-            break;
-        }
-    }
-    let loss = crate::loss::SharpLoss::new(d);
+    let w = geometric_median::weighted_geometric_median(&data.x, data.d, &data.y, tol, max_iter)?.w;
+    let loss = crate::loss::SharpLoss::new(data.d);
     Ok(Reference {
         f_star: mean_value(&loss, &w, data),
         residual: sharp_residual(data, &w),
@@ -186,7 +118,7 @@ pub fn newton(
         }
         // Hessian by central differences (symmetrized).
         let h = 1e-5 * (1.0 + norm2(&w));
-        let mut hess = nalgebra::DMatrix::<f64>::zeros(p, p);
+        let mut hess = vec![0.0; p * p]; // column j = (grad(w + h e_j) - grad(w - h e_j)) / 2h
         let mut wp = w.clone();
         for j in 0..p {
             wp[j] = w[j] + h;
@@ -195,16 +127,14 @@ pub fn newton(
             mean_grad(loss, &wp, data, &mut gm);
             wp[j] = w[j];
             for i in 0..p {
-                hess[(i, j)] = (gp[i] - gm[i]) / (2.0 * h);
+                hess[i * p + j] = (gp[i] - gm[i]) / (2.0 * h);
             }
         }
-        let hess = (&hess + hess.transpose()) * 0.5;
-        let gv = nalgebra::DVector::from_column_slice(&g);
+        let hess = linalg::symmetrized(&hess, p);
         let mut shift = 0.0;
         let dir = loop {
-            let m = &hess + nalgebra::DMatrix::<f64>::identity(p, p) * shift;
-            if let Some(ch) = m.cholesky() {
-                break ch.solve(&gv);
+            if let Some(dir) = linalg::cholesky_solve_shifted(&hess, p, shift, &g) {
+                break dir;
             }
             shift = if shift == 0.0 {
                 1e-8 * (1.0 + gn)
@@ -215,7 +145,7 @@ pub fn newton(
                 return Err(Error::Numerical("Newton: Hessian shift diverged".into()));
             }
         };
-        let slope = dot(&g, dir.as_slice());
+        let slope = dot(&g, &dir);
         let mut step = 1.0;
         let mut accepted = false;
         for _ in 0..60 {

@@ -5,12 +5,12 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::config::k_serde;
+use crate::config::DataSpec;
 use crate::config::load_toml;
-use crate::data::DataSpec;
 use crate::data::generator::GeneratorSpec;
 use crate::data::radial::LawSpec;
 use crate::error::{Error, Result, check_open, check_positive};
+pub use crate::k_serde;
 use crate::loss::LossSpec;
 use crate::theory::TheoremId;
 

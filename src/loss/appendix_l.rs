@@ -4,8 +4,8 @@
 //! A subgradient is -x + 2 ||x|| w/||w|| 1{||w|| > 1}, of norm at most 3 ||x|| (Eq. 100).
 
 use super::check_dim;
-use super::{ClipStats, Loss, Scratch, axpy, clip_factor, dot, norm2};
-use crate::data::Dataset;
+use super::{ClipStats, LipschitzForm, Loss, Scratch, axpy, clip_factor, dot, norm2};
+use crate::dataset::Dataset;
 use crate::error::Result;
 
 /// Eq. (97) on w in R^d; labels are ignored.
@@ -19,6 +19,11 @@ impl AppendixLLoss {
     pub fn new(d: usize) -> Self {
         AppendixLLoss { d }
     }
+}
+
+/// Eq. (100): G(x) = 3 ||x||.
+pub fn lipschitz_form() -> LipschitzForm {
+    LipschitzForm::Linear { a: 3.0, b: 1.0 }
 }
 
 impl Loss for AppendixLLoss {
@@ -42,9 +47,8 @@ impl Loss for AppendixLLoss {
             *o = s * wk - xk;
         }
     }
-    /// Eq. (100): G(x) = 3 ||x||.
-    fn lipschitz(&self, x: &[f64], _y: f64) -> Option<f64> {
-        Some(3.0 * norm2(x))
+    fn lipschitz_form(&self) -> Option<LipschitzForm> {
+        Some(lipschitz_form())
     }
     /// With u = w/||w|| and s_i = 2||x_i|| 1{||w|| > 1}: ||grad_i||^2 = ||x_i||^2 - 2 s_i <x_i, u>
     /// + s_i^2, so only dot products are needed; the u part is summed as a scalar.

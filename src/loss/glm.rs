@@ -2,7 +2,7 @@
 //! phi'(<w, x>, y) x, so ||grad|| = |phi'| ||x|| factors ("ghost norms").
 
 use super::{ClipStats, axpy, clip_factor, dot};
-use crate::data::Dataset;
+use crate::dataset::Dataset;
 
 /// out = sum_{i in batch} clip(phi'(<w, x_i>, y_i) x_i, tau), with `dphi(z, y)` = phi'.
 pub(crate) fn linear_clipped_sum(

@@ -4,8 +4,8 @@
 
 use super::check_dim;
 use super::glm::linear_clipped_sum;
-use super::{ClipStats, Loss, Scratch, dot};
-use crate::data::Dataset;
+use super::{ClipStats, LipschitzForm, Loss, Scratch, dot};
+use crate::dataset::Dataset;
 use crate::error::{Result, check_positive};
 
 /// Huber regression on w in R^d (append a constant feature for an intercept).
@@ -25,6 +25,11 @@ impl HuberLoss {
     fn dh(&self, r: f64) -> f64 {
         r.clamp(-self.c, self.c)
     }
+}
+
+/// G(x, y) = c ||x||, attained when |<w, x> - y| >= c.
+pub fn lipschitz_form(c: f64) -> LipschitzForm {
+    LipschitzForm::Linear { a: c, b: 1.0 }
 }
 
 impl Loss for HuberLoss {
@@ -51,9 +56,8 @@ impl Loss for HuberLoss {
             *o = s * xk;
         }
     }
-    /// G(x, y) = c ||x||, attained when |<w, x> - y| >= c.
-    fn lipschitz(&self, x: &[f64], _y: f64) -> Option<f64> {
-        Some(self.c * dot(x, x).sqrt())
+    fn lipschitz_form(&self) -> Option<LipschitzForm> {
+        Some(lipschitz_form(self.c))
     }
     /// h_c'' <= 1 gives L(x, y) = ||x||^2.
     fn smoothness(&self, x: &[f64], _y: f64) -> Option<f64> {

@@ -1,8 +1,10 @@
 //! Multinomial logistic regression (softmax cross-entropy) with a 1 appended to x for the bias.
 //! Appendix D: ||grad l|| = sqrt(sum_{j != y} p_j^2 + (1 - p_y)^2) ||x~|| <= sqrt(2) ||x~||.
 
-use super::{ClipStats, Loss, Scratch, buf, check_dim, clip_factor, dot, gather_with_bias};
-use crate::data::Dataset;
+use super::{
+    ClipStats, LipschitzForm, Loss, Scratch, buf, check_dim, clip_factor, dot, gather_with_bias,
+};
+use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::{Mat, gemm};
 
@@ -173,6 +175,11 @@ impl SoftmaxLoss {
 /// halves processed in parallel (sizes b and c of the speed benchmark are above it).
 const PAR_MIN_PARAMS: usize = 4096;
 
+/// Appendix D, Eq. (8): G(x, y) = sqrt(2) ||x~|| = sqrt(2 (||x||^2 + 1)).
+pub fn lipschitz_form() -> LipschitzForm {
+    LipschitzForm::BiasAugmented { a: 1.0, b: 0.0 }
+}
+
 impl Loss for SoftmaxLoss {
     fn name(&self) -> &'static str {
         "logistic"
@@ -211,9 +218,8 @@ impl Loss for SoftmaxLoss {
         }
     }
 
-    /// Appendix D, Eq. (8): G(x, y) = sqrt(2) ||x~|| = sqrt(2 (||x||^2 + 1)).
-    fn lipschitz(&self, x: &[f64], _y: f64) -> Option<f64> {
-        Some((2.0 * (dot(x, x) + 1.0)).sqrt())
+    fn lipschitz_form(&self) -> Option<LipschitzForm> {
+        Some(lipschitz_form())
     }
 
     /// Ghost clipping: ||grad_i|| = ||e_i|| ||x~_i|| with e_i = p_i - e_{y_i} (Eq. 8), so

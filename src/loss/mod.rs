@@ -12,7 +12,7 @@ pub mod tanh_net;
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::Dataset;
+use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 
 pub use appendix_l::AppendixLLoss;
@@ -110,9 +110,15 @@ pub trait Loss: Send + Sync {
     /// Writes a (sub)gradient of l(., x, y) at w into `out` (length p).
     fn grad(&self, w: &[f64], x: &[f64], y: f64, out: &mut [f64]);
 
-    /// G(x, y): sup over the parameter domain of ||grad l(w, x, y)|| (Assumption 4.1), or `None`
-    /// when the loss has no finite per-sample Lipschitz constant on R^p.
-    fn lipschitz(&self, x: &[f64], y: f64) -> Option<f64>;
+    /// The closed form of G(x, y) (Assumption 4.1), stated once per loss, or `None` when the
+    /// loss has no finite per-sample Lipschitz constant on its parameter domain.
+    fn lipschitz_form(&self) -> Option<LipschitzForm>;
+
+    /// G(x, y): sup over the parameter domain of ||grad l(w, x, y)|| (Assumption 4.1), evaluated
+    /// from [`Loss::lipschitz_form`].
+    fn lipschitz(&self, x: &[f64], y: f64) -> Option<f64> {
+        self.lipschitz_form().map(|f| f.eval(x, y))
+    }
 
     /// Per-sample smoothness constant L_i (Definition 3.2), where the loss is smooth.
     fn smoothness(&self, _x: &[f64], _y: f64) -> Option<f64> {
@@ -177,6 +183,64 @@ pub fn per_sample_lipschitz(loss: &dyn Loss, data: &Dataset) -> Option<Vec<f64>>
     (0..data.n)
         .map(|i| loss.lipschitz(data.row(i), data.y[i]))
         .collect()
+}
+
+/// [`per_sample_lipschitz`], or an error naming the loss when it has no finite G(x, y) (an
+/// unconstrained tanh network).
+pub fn lipschitz_constants(loss: &dyn Loss, data: &Dataset) -> Result<Vec<f64>> {
+    per_sample_lipschitz(loss, data).ok_or_else(|| {
+        Error::param(format!(
+            "the {} loss has no finite per-sample Lipschitz constant G(x, y) here (for \
+             tanh_net, set a radius)",
+            loss.name()
+        ))
+    })
+}
+
+/// How a loss's per-sample Lipschitz constant G(x, y) depends on the sample, in closed form.
+///
+/// Each loss states its form once; [`Loss::lipschitz`] evaluates it, and a generator that
+/// controls the law of ||x|| (or of the label) turns it into the exact k-th moment of G
+/// ([`LipschitzForm::k_norm`], Assumption 6.1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LipschitzForm {
+    /// G = (a / b) ||x||: Huber (c / 1), Appendix L (3 / 1, Eq. (100)), robust regression
+    /// (1 / sqrt 2). Kept as a ratio so that ||x|| / sqrt 2 is computed as written.
+    Linear { a: f64, b: f64 },
+    /// G = sqrt(2 (b + a (||x||^2 + 1))), for a model on x~ = (x, 1): softmax (a = 1, b = 0,
+    /// Appendix D) and the tanh network on the ball of radius R (a = R^2, b = h + 1,
+    /// Appendix C).
+    BiasAugmented { a: f64, b: f64 },
+    /// G = y: the weight a_i of the weighted sharp loss (Appendix E).
+    Label,
+}
+
+impl LipschitzForm {
+    /// G(x, y).
+    #[inline]
+    pub fn eval(&self, x: &[f64], y: f64) -> f64 {
+        match *self {
+            LipschitzForm::Linear { a, b } => a * dot(x, x).sqrt() / b,
+            LipschitzForm::BiasAugmented { a, b } => (2.0 * (b + a * (dot(x, x) + 1.0))).sqrt(),
+            LipschitzForm::Label => y,
+        }
+    }
+
+    /// The exact (E[G^k])^(1/k) when the law of r has (E r^k)^(1/k) = `g`, where r = ||x||, or
+    /// r = y when `r_is_label`; `None` where there is no closed form. A linear G keeps every
+    /// moment's scale; the bias-augmented G has one for k = 2 (E G^2 = 2 (b + a (E r^2 + 1)))
+    /// and k = inf (G is increasing in r).
+    pub fn k_norm(&self, k: f64, g: f64, r_is_label: bool) -> Option<f64> {
+        match (*self, r_is_label) {
+            (LipschitzForm::Label, true) => Some(g),
+            (_, true) | (LipschitzForm::Label, false) => None,
+            (LipschitzForm::Linear { a, b }, false) => Some(a * g / b),
+            (LipschitzForm::BiasAugmented { a, b }, false) if k == 2.0 || k.is_infinite() => {
+                Some((2.0 * (b + a * (g * g + 1.0))).sqrt())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// ||v||_2.
@@ -244,6 +308,21 @@ pub enum LossSpec {
 }
 
 impl LossSpec {
+    /// The loss's G(x, y) in closed form, without building it (the same form the built loss
+    /// evaluates).
+    pub fn lipschitz_form(&self) -> Option<LipschitzForm> {
+        match self {
+            LossSpec::Logistic { .. } => Some(logistic::lipschitz_form()),
+            LossSpec::Huber { c } => Some(huber::lipschitz_form(*c)),
+            LossSpec::Sharp => Some(sharp::lipschitz_form()),
+            LossSpec::AppendixL => Some(appendix_l::lipschitz_form()),
+            LossSpec::Robust => Some(robust::lipschitz_form()),
+            LossSpec::TanhNet { hidden, radius, .. } => {
+                radius.map(|r| tanh_net::lipschitz_form(*hidden, r))
+            }
+        }
+    }
+
     /// Builds the loss for data with `d` features, checking it against the data.
     pub fn build(&self, data: &Dataset) -> Result<Box<dyn Loss>> {
         let d = data.d;

@@ -7,8 +7,8 @@
 
 use super::check_dim;
 use super::glm::linear_clipped_sum;
-use super::{ClipStats, Loss, Scratch, dot};
-use crate::data::Dataset;
+use super::{ClipStats, LipschitzForm, Loss, Scratch, dot};
+use crate::dataset::Dataset;
 use crate::error::Result;
 
 /// Cauchy-type robust regression loss on w in R^d.
@@ -27,6 +27,14 @@ impl RobustLoss {
 #[inline]
 fn dphi(r: f64) -> f64 {
     r / (1.0 + 0.5 * r * r)
+}
+
+/// G(x, y) = ||x|| / sqrt(2).
+pub fn lipschitz_form() -> LipschitzForm {
+    LipschitzForm::Linear {
+        a: 1.0,
+        b: std::f64::consts::SQRT_2,
+    }
 }
 
 impl Loss for RobustLoss {
@@ -49,9 +57,8 @@ impl Loss for RobustLoss {
             *o = s * xk;
         }
     }
-    /// G(x, y) = ||x|| / sqrt(2).
-    fn lipschitz(&self, x: &[f64], _y: f64) -> Option<f64> {
-        Some((0.5 * dot(x, x)).sqrt())
+    fn lipschitz_form(&self) -> Option<LipschitzForm> {
+        Some(lipschitz_form())
     }
     /// L(x, y) = ||x||^2 (max |phi''| = 1 at r = 0).
     fn smoothness(&self, x: &[f64], _y: f64) -> Option<f64> {

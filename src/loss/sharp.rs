@@ -5,8 +5,8 @@
 //! (Assumption 6.4; Appendix E shows f(w) - f(w*) >= ||w - w*|| / 4 beyond D for unit weights).
 
 use super::check_dim;
-use super::{ClipStats, Loss, Scratch, axpy, clip_factor};
-use crate::data::Dataset;
+use super::{ClipStats, LipschitzForm, Loss, Scratch, axpy, clip_factor};
+use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 
 /// The weighted sharp loss on w in R^d.
@@ -29,6 +29,11 @@ fn dist(w: &[f64], c: &[f64]) -> f64 {
         .map(|(a, b)| (a - b) * (a - b))
         .sum::<f64>()
         .sqrt()
+}
+
+/// G(x, a) = a: the gradient a (w - w*) / ||w - w*|| has norm a everywhere but at w*.
+pub fn lipschitz_form() -> LipschitzForm {
+    LipschitzForm::Label
 }
 
 impl Loss for SharpLoss {
@@ -60,8 +65,8 @@ impl Loss for SharpLoss {
         }
     }
     /// G_i = a_i.
-    fn lipschitz(&self, _x: &[f64], a: f64) -> Option<f64> {
-        Some(a)
+    fn lipschitz_form(&self) -> Option<LipschitzForm> {
+        Some(lipschitz_form())
     }
     /// The gradient norm is a_i without computing the gradient; the direction needs ||w - w_i*||.
     fn clipped_grad_sum(

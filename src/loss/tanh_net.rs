@@ -8,8 +8,10 @@
 //! layer by layer without forming any per-sample gradient.
 
 use super::logistic::{check_class_labels, softmax_in_place};
-use super::{ClipStats, Loss, Scratch, buf, check_dim, clip_factor, dot, gather_with_bias};
-use crate::data::Dataset;
+use super::{
+    ClipStats, LipschitzForm, Loss, Scratch, buf, check_dim, clip_factor, dot, gather_with_bias,
+};
+use crate::dataset::Dataset;
 use crate::error::{Error, Result, check_positive};
 use crate::linalg::{Mat, gemm};
 
@@ -51,6 +53,15 @@ impl TanhNet {
             *pj = dot(&row[..h], a) + row[h];
         }
         softmax_in_place(p)
+    }
+}
+
+/// On the ball ||w|| <= R with h hidden units: ||e|| <= sqrt(2) (Eq. 8), ||a~||^2 <= h + 1 and
+/// ||delta|| <= ||W2||_op ||e|| <= sqrt(2) R, so G(x, y) = sqrt(2 (h + 1 + R^2 ||x~||^2)).
+pub fn lipschitz_form(h: usize, radius: f64) -> LipschitzForm {
+    LipschitzForm::BiasAugmented {
+        a: radius * radius,
+        b: h as f64 + 1.0,
     }
 }
 
@@ -100,12 +111,9 @@ impl Loss for TanhNet {
             row[d] = delta;
         }
     }
-    /// On the ball ||w|| <= R: ||e|| <= sqrt(2) (Eq. 8), ||a~||^2 <= h + 1 and
-    /// ||delta|| <= ||W2||_op ||e|| <= sqrt(2) R, so G(x, y) = sqrt(2 (h + 1 + R^2 ||x~||^2)).
     /// Unconstrained (no radius), ||grad_W1|| grows with ||W2|| and there is no finite G.
-    fn lipschitz(&self, x: &[f64], _y: f64) -> Option<f64> {
-        self.radius
-            .map(|r| (2.0 * (self.h as f64 + 1.0 + r * r * (dot(x, x) + 1.0))).sqrt())
+    fn lipschitz_form(&self) -> Option<LipschitzForm> {
+        self.radius.map(|r| lipschitz_form(self.h, r))
     }
     fn clipped_grad_sum(
         &self,

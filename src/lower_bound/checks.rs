@@ -9,7 +9,7 @@ use serde::Serialize;
 use statrs::distribution::{Binomial, DiscreteCDF};
 
 use super::instance::QvInstance;
-use crate::data::Dataset;
+use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::loss::{AppendixLLoss, Loss, mean_value, norm2};
 use crate::rng::SimRng;

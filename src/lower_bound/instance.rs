@@ -13,10 +13,10 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use super::packing::PackingSet;
-use crate::data::Dataset;
+use crate::dataset::Dataset;
 use crate::dpsgd::Projection;
 use crate::error::{Error, Result, check_open, check_positive};
-use crate::loss::{dot, norm2};
+use crate::loss::{axpy, dot, norm2};
 use crate::rng::SimRng;
 
 /// The `appendix_l` data source: n draws from Q_v, v = codeword `codeword` of the packing set
@@ -31,7 +31,7 @@ pub struct AppendixLSpec {
     pub d: usize,
     /// Moment order k > 1 of Assumption 6.1, a number or "inf" (TOML `inf` also works);
     /// k = inf gives x = v w.p. p.
-    #[serde(with = "crate::config::k_serde")]
+    #[serde(with = "crate::k_serde")]
     pub k: f64,
     /// Privacy parameter epsilon > 0 (enters only through p).
     pub epsilon: f64,
@@ -144,16 +144,14 @@ pub struct Optimum {
 /// minimizer over the unit ball (Thm I.3), so both domains share the answer.
 pub fn empirical_optimum(data: &Dataset, representative: &[f64]) -> Optimum {
     let d = data.d;
+    // x_bar = sum_i x_i / n, accumulated as sum_i (1/n) x_i.
     let mut xbar = vec![0.0; d];
     let mut any_nonzero = false;
     for i in 0..data.n {
         let x = data.row(i);
         any_nonzero |= x.iter().any(|&v| v != 0.0);
-        for (s, &xk) in xbar.iter_mut().zip(x) {
-            *s += xk;
-        }
+        axpy(1.0 / data.n as f64, x, &mut xbar);
     }
-    xbar.iter_mut().for_each(|s| *s /= data.n as f64);
     let nx = norm2(&xbar);
     if nx > 0.0 {
         Optimum {

@@ -10,7 +10,7 @@
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
-use crate::data::Dataset;
+use crate::dataset::Dataset;
 use crate::error::{Error, Result, check_positive};
 use crate::loss::{Loss, LossSpec, norm2, per_sample_lipschitz};
 use crate::rng::{Purpose, stream};

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::loss::norm2;
 
 /// Result of [`geometric_median`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,8 +31,8 @@ pub fn median_objective(points: &[Vec<f64>], w: &[f64]) -> f64 {
     points.iter().map(|p| dist(w, p)).sum::<f64>() / points.len() as f64
 }
 
-/// Weiszfeld's iteration from the centroid; the objective never increases, so the result is
-/// never worse than the centroid (which Appendix E's Eq. (16) relies on).
+/// Weiszfeld's iteration for (1/n) sum_i ||w - p_i|| (unit weights): see
+/// [`weighted_geometric_median`].
 pub fn geometric_median(points: &[Vec<f64>], tol: f64, max_iter: usize) -> Result<GeometricMedian> {
     let n = points.len();
     if n == 0 {
@@ -46,61 +47,112 @@ pub fn geometric_median(points: &[Vec<f64>], tol: f64, max_iter: usize) -> Resul
             points[j].len()
         )));
     }
-    let mut w: Vec<f64> = (0..d)
-        .map(|k| points.iter().map(|p| p[k]).sum::<f64>() / n as f64)
-        .collect();
-    let mut obj = median_objective(points, &w);
+    let gm = weighted_geometric_median(&points.concat(), d, &vec![1.0; n], tol, max_iter)?;
+    Ok(GeometricMedian {
+        objective: median_objective(points, &gm.w),
+        ..gm
+    })
+}
+
+/// The weighted geometric median argmin_w sum_i a_i ||w - p_i|| of the rows p_i of the
+/// row-major `points` (d columns), by Weiszfeld's iteration from the weighted centroid, with
+/// Vardi and Zhang's step when w sits on a point (so the iteration cannot stall there; it
+/// stops when 0 is in the subdifferential). Stops when a step moves less than `tol` times the
+/// data's scale max(1, max_i ||p_i||). The returned `objective` is (1/n) sum_i a_i ||w - p_i||.
+///
+/// This is the one Weiszfeld solver: Appendix E's w* and the sharp loss's exact f* both use it.
+pub fn weighted_geometric_median(
+    points: &[f64],
+    d: usize,
+    weights: &[f64],
+    tol: f64,
+    max_iter: usize,
+) -> Result<GeometricMedian> {
+    let n = weights.len();
+    if d == 0 || points.len() != n * d || n == 0 {
+        return Err(Error::param(format!(
+            "the geometric median needs n >= 1 points of d >= 1 coordinates and one weight each, \
+             but has {} coordinates, d = {d} and {n} weights",
+            points.len()
+        )));
+    }
+    if let Some(i) = weights.iter().position(|a| !(a.is_finite() && *a >= 0.0)) {
+        return Err(Error::param(format!(
+            "weight {i} is {}; weights must be finite and non-negative",
+            weights[i]
+        )));
+    }
+    let row = |i: usize| &points[i * d..(i + 1) * d];
+    let objective =
+        |w: &[f64]| -> f64 { (0..n).map(|i| weights[i] * dist(w, row(i))).sum::<f64>() / n as f64 };
+    let wsum: f64 = weights.iter().sum();
+    if wsum <= 0.0 {
+        // Every weight zero: the objective is 0 everywhere.
+        return Ok(GeometricMedian {
+            w: vec![0.0; d],
+            objective: 0.0,
+            iterations: 0,
+        });
+    }
+    let mut w = vec![0.0; d];
+    for (i, a) in weights.iter().enumerate() {
+        let s = a / wsum;
+        for (wk, ck) in w.iter_mut().zip(row(i)) {
+            *wk += s * ck;
+        }
+    }
+    let scale = (0..n).map(|i| norm2(row(i))).fold(1.0, f64::max);
+    let mut num = vec![0.0; d];
+    let mut r_vec = vec![0.0; d];
     let mut it = 0;
     while it < max_iter {
         it += 1;
-        let mut num = vec![0.0; d];
-        let mut den = 0.0;
-        let mut r = vec![0.0; d];
-        let mut at_point = 0.0;
-        for p in points {
-            let dd = dist(&w, p);
-            if dd <= 1e-300 {
-                at_point += 1.0;
+        num.fill(0.0);
+        r_vec.fill(0.0);
+        let (mut den, mut eta) = (0.0, 0.0);
+        for (i, &a) in weights.iter().enumerate() {
+            let c = row(i);
+            if a == 0.0 {
                 continue;
             }
-            for k in 0..d {
-                num[k] += p[k] / dd;
-                r[k] += (p[k] - w[k]) / dd;
+            let r = dist(&w, c);
+            if r == 0.0 {
+                eta += a;
+                continue;
             }
-            den += 1.0 / dd;
+            den += a / r;
+            for k in 0..d {
+                num[k] += a * c[k] / r;
+                r_vec[k] += a * (c[k] - w[k]) / r;
+            }
         }
         if den == 0.0 {
-            break; // every point coincides with w
+            break; // every weighted point coincides with w
         }
         let t: Vec<f64> = num.iter().map(|v| v / den).collect();
-        let next: Vec<f64> = if at_point > 0.0 {
-            // Vardi-Zhang: w is a data point; it is optimal iff ||R|| <= multiplicity.
-            let rn = r.iter().map(|v| v * v).sum::<f64>().sqrt();
-            if rn <= at_point {
-                break;
+        let next = if eta == 0.0 {
+            t
+        } else {
+            // Vardi-Zhang: w+ = (1 - eta/||R||)_+ T + min(1, eta/||R||) w.
+            let rn = norm2(&r_vec);
+            if rn <= eta {
+                break; // w is a point and 0 is in the subdifferential
             }
-            let beta = at_point / rn;
+            let s = eta / rn;
             t.iter()
                 .zip(&w)
-                .map(|(tk, wk)| (1.0 - beta) * tk + beta * wk)
+                .map(|(tk, wk)| (1.0 - s) * tk + s * wk)
                 .collect()
-        } else {
-            t
         };
-        let nobj = median_objective(points, &next);
-        let moved = dist(&next, &w);
-        if nobj > obj {
-            break; // numerical noise at convergence; keep the better point
-        }
+        let step = dist(&next, &w);
         w = next;
-        obj = nobj;
-        if moved <= tol * (1.0 + w.iter().map(|v| v.abs()).fold(0.0, f64::max)) {
+        if step <= tol * scale {
             break;
         }
     }
     Ok(GeometricMedian {
+        objective: objective(&w),
         w,
-        objective: obj,
         iterations: it,
     })
 }

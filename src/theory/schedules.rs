@@ -222,7 +222,7 @@ pub struct Prescription {
     /// phi of Eq. (1).
     pub phi: f64,
     /// k of Assumption 6.1 ("inf" in JSON for k = infinity).
-    #[serde(with = "crate::config::k_serde")]
+    #[serde(with = "crate::k_serde")]
     pub k: f64,
     /// T as the formula writes it (real); None for lower bounds.
     pub steps_formula: Option<f64>,
