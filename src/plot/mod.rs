@@ -132,21 +132,20 @@ trait Render {
 
 /// Draws `fig` once into `png` and once into `svg`, both `size` pixels.
 fn write_png_svg(fig: &impl Render, png: &Path, svg: &Path, size: (u32, u32)) -> Result<()> {
-    {
-        let root = BitMapBackend::new(png, size).into_drawing_area();
-        fig.render(&root)
-            .map_err(|e| Error::data(format!("{}: cannot draw: {e}", png.display())))?;
-        root.present()
-            .map_err(|e| Error::data(format!("{}: cannot write: {e}", png.display())))?;
-    }
-    {
-        let root = SVGBackend::new(svg, size).into_drawing_area();
-        fig.render(&root)
-            .map_err(|e| Error::data(format!("{}: cannot draw: {e}", svg.display())))?;
-        root.present()
-            .map_err(|e| Error::data(format!("{}: cannot write: {e}", svg.display())))?;
-    }
-    Ok(())
+    present(fig, BitMapBackend::new(png, size).into_drawing_area(), png)?;
+    present(fig, SVGBackend::new(svg, size).into_drawing_area(), svg)
+}
+
+/// Draws `fig` on `root` and writes it out to `path`.
+fn present<DB: DrawingBackend>(
+    fig: &impl Render,
+    root: DrawingArea<DB, Shift>,
+    path: &Path,
+) -> Result<()> {
+    fig.render(&root)
+        .map_err(|e| Error::data(format!("{}: cannot draw: {e}", path.display())))?;
+    root.present()
+        .map_err(|e| Error::data(format!("{}: cannot write: {e}", path.display())))
 }
 
 /// Whether the y axis is logarithmic: there, points and bars must be positive and bars are cut
