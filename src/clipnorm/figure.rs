@@ -1,52 +1,86 @@
 //! Figure 1-style plot: test accuracy against the clip norm (one categorical x position per
 //! tau, labelled like the paper's "0.1", "0%", "100%"), mean +- sd error bars, one series per
-//! epsilon, and the non-private baseline as a dashed line. Self-contained plotters code so it
-//! can move to a shared `plot` module later.
+//! epsilon, the non-private baseline as a dashed line, and a guide line at G_1. Only the data
+//! preparation is here; [`crate::plot::CategoryFigure`] draws it.
 
 use std::path::Path;
 
-use plotters::prelude::*;
-
 use super::table::StudyTable;
-use crate::error::{Error, Result};
-
-const COLORS: [RGBColor; 6] = [
-    RGBColor(214, 39, 40),
-    RGBColor(31, 119, 180),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-    RGBColor(255, 127, 14),
-    RGBColor(140, 86, 75),
-];
+use crate::error::Result;
+use crate::plot::{CategoryFigure, Corner, Palette, Series, Style};
 
 /// Writes the figure to `png` and `svg`.
 pub fn draw(t: &StudyTable, png: &Path, svg: &Path) -> Result<()> {
-    let size = (900, 560);
-    {
-        let root = BitMapBackend::new(png, size).into_drawing_area();
-        draw_on(t, &root).map_err(|e| Error::Numerical(format!("{}: {e}", png.display())))?;
-        root.present()
-            .map_err(|e| Error::Numerical(format!("{}: {e}", png.display())))?;
-    }
-    {
-        let root = SVGBackend::new(svg, size).into_drawing_area();
-        draw_on(t, &root).map_err(|e| Error::Numerical(format!("{}: {e}", svg.display())))?;
-        root.present()
-            .map_err(|e| Error::Numerical(format!("{}: {e}", svg.display())))?;
-    }
-    Ok(())
+    figure(t).save(png, svg)
 }
 
-type DrawResult<DB> =
-    std::result::Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
-
-fn draw_on<DB: DrawingBackend>(
-    t: &StudyTable,
-    root: &DrawingArea<DB, plotters::coord::Shift>,
-) -> DrawResult<DB> {
-    root.fill(&WHITE)?;
+/// The study's table as a figure: accuracies in percent.
+pub fn figure(t: &StudyTable) -> CategoryFigure {
     let k = t.taus.len();
-    // y range from the data (and the baseline), padded.
+    let (ylo, yhi) = accuracy_window(t);
+    // G_1 marker: between the last tau <= G_1 and the first above.
+    let guides = match t.taus.iter().rposition(|p| p.le_g1 == Some(true)) {
+        Some(i) if i + 1 < k => vec![i as f64 + 0.5],
+        _ => Vec::new(),
+    };
+    // The epsilons sit side by side within a tau, 0.12 apart, so their bars do not overlap.
+    let ne = t.columns.len().max(1) as f64;
+    let mut series: Vec<Series> = t
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(ci, c)| {
+            let dx = (ci as f64 - (ne - 1.0) / 2.0) * 0.12;
+            let pts: Vec<(f64, f64, f64)> = c
+                .entries
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| {
+                    e.as_ref()
+                        .map(|e| (i as f64 + dx, 100.0 * e.mean, 100.0 * e.sd))
+                })
+                .collect();
+            Series {
+                label: Some(format!("ε = {}", c.epsilon)),
+                points: pts.iter().map(|&(x, m, _)| (x, m)).collect(),
+                errors: pts.iter().map(|&(_, m, s)| (m - s, m + s)).collect(),
+                style: Style::JoinedPoints,
+                color: ci,
+            }
+        })
+        .collect();
+    if let Some(b) = &t.baseline {
+        let y = 100.0 * b.mean;
+        series.push(Series {
+            label: Some(format!("non-private ({y:.1} %)")),
+            points: vec![(-0.5, y), (k as f64 - 0.5, y)],
+            errors: Vec::new(),
+            style: Style::Reference,
+            color: 0,
+        });
+    }
+    CategoryFigure {
+        title: format!("{} ({}): test accuracy vs clip norm", t.name, t.model),
+        x_label: if t.taus.iter().any(|p| p.pct.is_some()) {
+            "clip norm τ (% = percentile of the G_i)"
+        } else {
+            "clip norm τ"
+        }
+        .into(),
+        y_label: "test accuracy (%)".into(),
+        categories: t.taus.iter().map(|p| p.short_label()).collect(),
+        y_range: (ylo, yhi),
+        guides,
+        series,
+        palette: Palette::Tableau,
+        legend: Corner::LowerLeft,
+        size: (900, 560),
+    }
+}
+
+/// The accuracy window shown (percent): every mean +- sd and the baseline, padded by 8% of the
+/// span (at least half a point), within [0, 100]; all of [0, 100] without data.
+fn accuracy_window(t: &StudyTable) -> (f64, f64) {
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
     for c in &t.columns {
@@ -64,98 +98,107 @@ fn draw_on<DB: DrawingBackend>(
         hi = 100.0;
     }
     let pad = ((hi - lo) * 0.08).max(0.5);
-    let (ylo, yhi) = ((lo - pad).max(0.0), (hi + pad).min(100.0));
-    let labels: Vec<String> = t.taus.iter().map(|p| p.short_label()).collect();
-    let mut chart = ChartBuilder::on(root)
-        .caption(
-            format!("{} ({}): test accuracy vs clip norm", t.name, t.model),
-            ("sans-serif", 22),
-        )
-        .margin(12)
-        .x_label_area_size(48)
-        .y_label_area_size(60)
-        .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), ylo..yhi)?;
-    let lbl = labels.clone();
-    let xfmt = move |x: &f64| {
-        let i = x.round();
-        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < lbl.len() {
-            lbl[i as usize].clone()
-        } else {
-            String::new()
-        }
-    };
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_desc(if t.taus.iter().any(|p| p.pct.is_some()) {
-            "clip norm τ (% = percentile of the G_i)"
-        } else {
-            "clip norm τ"
+    ((lo - pad).max(0.0), (hi + pad).min(100.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clipnorm::TauPoint;
+    use crate::clipnorm::table::{Entry, EpsColumn};
+
+    fn entry(mean: f64, sd: f64) -> Option<Entry> {
+        Some(Entry {
+            mean,
+            sd,
+            eta: 0.1,
+            runs: 3,
+            diverged: 0,
         })
-        .y_desc("test accuracy (%)")
-        .x_labels(k)
-        .x_label_formatter(&xfmt)
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 16))
-        .draw()?;
-    // G_1 marker: between the last tau <= G_1 and the first above.
-    if let Some(i) = t.taus.iter().rposition(|p| p.le_g1 == Some(true)) {
-        let x = i as f64 + 0.5;
-        if i + 1 < k {
-            chart.draw_series(DashedLineSeries::new(
-                vec![(x, ylo), (x, yhi)],
-                4,
-                4,
-                BLACK.mix(0.35).stroke_width(1),
-            ))?;
+    }
+
+    fn table() -> StudyTable {
+        let tp = |tau, pct, le_g1| TauPoint { tau, pct, le_g1 };
+        StudyTable {
+            name: "toy".into(),
+            model: "softmax regression".into(),
+            n_train: 100,
+            n_test: 20,
+            d: 2,
+            classes: 2,
+            batch: 10.0,
+            steps_per_epoch: 10,
+            epochs: 2,
+            runs: 3,
+            delta: 1e-5,
+            accountant: "rdp".into(),
+            learning_rates: vec![0.1],
+            g_percentiles: None,
+            g1: Some(2.0),
+            gn: Some(5.0),
+            taus: vec![
+                tp(0.1, None, Some(true)),
+                tp(2.0, Some(0.0), Some(true)),
+                tp(5.0, Some(100.0), Some(false)),
+            ],
+            columns: vec![
+                EpsColumn {
+                    epsilon: 1.0,
+                    z: 2.0,
+                    entries: vec![entry(0.9, 0.02), None, entry(0.88, 0.01)],
+                    rnmm: None,
+                },
+                EpsColumn {
+                    epsilon: 4.0,
+                    z: 1.0,
+                    entries: vec![entry(0.92, 0.0), entry(0.91, 0.01), entry(0.9, 0.0)],
+                    rnmm: None,
+                },
+            ],
+            baseline: entry(0.95, 0.0),
+            theory: None,
         }
     }
-    let ne = t.columns.len().max(1) as f64;
-    for (ci, c) in t.columns.iter().enumerate() {
-        let color = COLORS[ci % COLORS.len()];
-        let dx = (ci as f64 - (ne - 1.0) / 2.0) * 0.12;
-        let pts: Vec<(f64, f64, f64)> = c
-            .entries
-            .iter()
-            .enumerate()
-            .filter_map(|(i, e)| {
-                e.as_ref()
-                    .map(|e| (i as f64 + dx, 100.0 * e.mean, 100.0 * e.sd))
-            })
-            .collect();
-        chart.draw_series(pts.iter().map(|&(x, m, s)| {
-            ErrorBar::new_vertical(x, m - s, m, m + s, color.filled().stroke_width(2), 8)
-        }))?;
-        chart.draw_series(LineSeries::new(
-            pts.iter().map(|&(x, m, _)| (x, m)),
-            color.mix(0.5),
-        ))?;
-        chart
-            .draw_series(
-                pts.iter()
-                    .map(|&(x, m, _)| Circle::new((x, m), 5, color.filled())),
-            )?
-            .label(format!("ε = {}", c.epsilon))
-            .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
+
+    #[test]
+    fn figure_prepares_percent_series_the_g1_guide_and_the_window() {
+        let f = figure(&table());
+        assert_eq!(f.categories, vec!["0.1", "2 (0%)", "5 (100%)"]);
+        assert_eq!(f.x_label, "clip norm τ (% = percentile of the G_i)");
+        // G_1 lies between the second tau (<= G_1) and the third.
+        assert_eq!(f.guides, vec![1.5]);
+        assert_eq!(f.series.len(), 3);
+        // Two epsilons sit at -0.06 and +0.06 of their tau; the missing cell is left out.
+        let s0 = &f.series[0];
+        assert_eq!(s0.style, Style::JoinedPoints);
+        assert_eq!(s0.label.as_deref(), Some("ε = 1"));
+        assert_eq!(s0.points.len(), 2);
+        assert!((s0.points[0].0 + 0.06).abs() < 1e-12 && (s0.points[0].1 - 90.0).abs() < 1e-12);
+        assert!((s0.points[1].0 - 1.94).abs() < 1e-12 && (s0.points[1].1 - 88.0).abs() < 1e-12);
+        assert!((s0.errors[0].0 - 88.0).abs() < 1e-12 && (s0.errors[0].1 - 92.0).abs() < 1e-12);
+        assert!((f.series[1].points[1].0 - 1.06).abs() < 1e-12);
+        assert_eq!((f.series[0].color, f.series[1].color), (0, 1));
+        // The baseline spans the axis at 95 %.
+        let b = &f.series[2];
+        assert_eq!(b.style, Style::Reference);
+        assert_eq!(b.points, vec![(-0.5, 95.0), (2.5, 95.0)]);
+        assert_eq!(b.label.as_deref(), Some("non-private (95.0 %)"));
+        // Window: data span [87, 95] (0.88 - 0.01 and the baseline), padded by 8% of 8 = 0.64.
+        assert!((f.y_range.0 - 86.36).abs() < 1e-9, "{:?}", f.y_range);
+        assert!((f.y_range.1 - 95.64).abs() < 1e-9, "{:?}", f.y_range);
     }
-    if let Some(b) = &t.baseline {
-        let y = 100.0 * b.mean;
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(-0.5, y), (k as f64 - 0.5, y)],
-                8,
-                5,
-                BLACK.stroke_width(2),
-            ))?
-            .label(format!("non-private ({y:.1} %)"))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
+
+    #[test]
+    fn no_guide_when_every_tau_is_below_g1_and_full_window_without_data() {
+        let mut t = table();
+        for p in &mut t.taus {
+            p.le_g1 = Some(true);
+        }
+        assert!(figure(&t).guides.is_empty());
+        t.columns.clear();
+        t.baseline = None;
+        let f = figure(&t);
+        assert_eq!(f.y_range, (0.0, 100.0));
+        assert_eq!(f.series.len(), 0);
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()?;
-    Ok(())
 }

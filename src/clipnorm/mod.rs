@@ -30,6 +30,7 @@ use serde::Serialize;
 
 use crate::config::DataSpec;
 use crate::data::{Dataset, split::SplitSpec};
+use crate::dpsgd::Calibrator;
 use crate::error::{Error, Result};
 use crate::loss::{mean_grad, mean_value, norm2, per_sample_lipschitz};
 use crate::privacy::{RnmmConfig, private_min_lipschitz};
@@ -97,97 +98,197 @@ pub fn default_batch(n: usize) -> f64 {
     (n / 10).clamp(1, 500) as f64
 }
 
-/// Runs (or resumes) a study and writes its outputs into `opts.out`.
+/// Runs (or resumes) a study and writes its outputs into `opts.out`. The protocol of
+/// Section 5.2 and Appendix B, one named step each: load and split the data, build the clip-norm
+/// grid, fix the training protocol and calibrate the noise, select G_1 privately by RNMM
+/// (Table 3), train every (epsilon, tau, eta, run) cell, estimate the quantities of Theorem 5.4,
+/// tune eta per tau into the table, and write the results.
 pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
     let start = Instant::now();
     let cfg = &study.cfg;
-    let (train_set, test_set) = load_data(cfg)?;
-    let classes = train_set
-        .num_classes()
-        .zip(test_set.num_classes())
-        .map(|(a, b)| a.max(b))
-        .ok_or_else(|| Error::data("labels must be class indices 0..m-1"))?;
-    if classes < 2 {
-        return Err(Error::data(format!(
-            "a classification study needs at least 2 classes, but the labels have {classes}"
-        )));
-    }
-    let model = model::Model::new(&cfg.model, train_set.d, classes)?;
-    model.loss().check_data(&train_set)?;
-    model.loss().check_data(&test_set)?;
-    let g_sorted = match cfg.model {
-        ModelSpec::Softmax => {
-            let mut g = per_sample_lipschitz(model.loss(), &train_set)
-                .ok_or_else(|| Error::param("softmax loss without finite G_i"))?;
-            g.sort_by(f64::total_cmp);
-            Some(g)
-        }
-        ModelSpec::TanhNet { .. } => None,
+    let data = StudyData::load(cfg)?;
+    let taus = clip_norm_grid(cfg, &data)?;
+    let setup = training_protocol(cfg, &data)?;
+    let cal = crate::privacy::calibrator(&cfg.train.accountant)?;
+    let zs = noise_multipliers(cfg, &setup, cal.as_ref(), 0.0)?;
+    let rnmm = private_g1_by_rnmm(cfg, &data, &setup, cal.as_ref())?;
+    let trained = train_cells(study, opts, &setup, &taus, &zs, rnmm.as_ref())?;
+    let theory = match (&cfg.theory, &data.g_sorted) {
+        (Some(th), Some(g)) => Some(theorem_5_4(&data.model, &data.train, g, th, cfg.seed)?),
+        _ => None,
     };
-    let taus = grid::tau_grid(g_sorted.as_deref(), &cfg.clip);
+    let table = study_table(cfg, &data, &setup, taus, &zs, theory, &trained.records);
+    let recs = table::recommend(&table);
+    let mut files = vec![trained.path.display().to_string()];
+    files.extend(write_outputs(study, opts, &table, &recs)?);
+    Ok(StudyOutcome {
+        table,
+        recommendations: recs,
+        executed: trained.executed,
+        reused: trained.reused,
+        files,
+        wall_time_s: start.elapsed().as_secs_f64(),
+        records: trained.records,
+    })
+}
+
+/// The data of a study and what is fixed by it: the (train, test) split, the number of classes,
+/// the model, and (softmax only, where they have a closed form) the per-sample Lipschitz
+/// constants G_i of the training set, sorted, so that G_1 = `g_sorted[0]`.
+struct StudyData {
+    train: Dataset,
+    test: Dataset,
+    classes: usize,
+    model: model::Model,
+    g_sorted: Option<Vec<f64>>,
+}
+
+impl StudyData {
+    /// Step 1: load and split the data, then build the model for its dimension and classes.
+    fn load(cfg: &StudyConfig) -> Result<Self> {
+        let (train, test) = load_data(cfg)?;
+        let classes = train
+            .num_classes()
+            .zip(test.num_classes())
+            .map(|(a, b)| a.max(b))
+            .ok_or_else(|| Error::data("labels must be class indices 0..m-1"))?;
+        if classes < 2 {
+            return Err(Error::data(format!(
+                "a classification study needs at least 2 classes, but the labels have {classes}"
+            )));
+        }
+        let model = model::Model::new(&cfg.model, train.d, classes)?;
+        model.loss().check_data(&train)?;
+        model.loss().check_data(&test)?;
+        let g_sorted = match cfg.model {
+            ModelSpec::Softmax => {
+                let mut g = per_sample_lipschitz(model.loss(), &train)
+                    .ok_or_else(|| Error::param("softmax loss without finite G_i"))?;
+                g.sort_by(f64::total_cmp);
+                Some(g)
+            }
+            ModelSpec::TanhNet { .. } => None,
+        };
+        Ok(StudyData {
+            train,
+            test,
+            classes,
+            model,
+            g_sorted,
+        })
+    }
+}
+
+/// Step 2: the clip norms to try: values below G_1 and percentiles of the G_i
+/// ([`grid::tau_grid`]).
+fn clip_norm_grid(cfg: &StudyConfig, data: &StudyData) -> Result<Vec<TauPoint>> {
+    let taus = grid::tau_grid(data.g_sorted.as_deref(), &cfg.clip);
     if taus.is_empty() {
         return Err(Error::Config("the clip-norm grid is empty".into()));
     }
-    let n = train_set.n;
+    Ok(taus)
+}
+
+/// Step 3: what every run shares: Poisson sampling with expected batch b (default
+/// [`default_batch`]), round(n / b) steps per epoch, the configured epochs.
+fn training_protocol<'a>(cfg: &StudyConfig, data: &'a StudyData) -> Result<train::Setup<'a>> {
+    let n = data.train.n;
     let batch = cfg.train.batch_size.unwrap_or_else(|| default_batch(n));
     if batch > n as f64 {
         return Err(Error::Config(format!(
             "train.batch_size = {batch} exceeds the {n} training samples"
         )));
     }
-    let spe = ((n as f64 / batch).round() as usize).max(1);
-    let setup = train::Setup {
-        model: &model,
-        train: &train_set,
-        test: &test_set,
+    Ok(train::Setup {
+        model: &data.model,
+        train: &data.train,
+        test: &data.test,
         batch,
-        steps_per_epoch: spe,
+        steps_per_epoch: ((n as f64 / batch).round() as usize).max(1),
         epochs: cfg.train.epochs,
         average_last: cfg.train.average_last,
         seed: cfg.seed,
-    };
-    let steps = setup.steps();
-    let q = batch / n as f64;
-    let cal = crate::privacy::calibrator(&cfg.train.accountant)?;
-    let delta = cfg.train.delta;
-    let zs: Vec<f64> = cfg
-        .train
+    })
+}
+
+/// Step 4: the noise multiplier z that makes T steps at sampling rate q = b/n
+/// (epsilon - `spent`, delta)-DP under the configured accountant, for every epsilon of the study.
+fn noise_multipliers(
+    cfg: &StudyConfig,
+    setup: &train::Setup<'_>,
+    cal: &dyn Calibrator,
+    spent: f64,
+) -> Result<Vec<f64>> {
+    let q = setup.batch / setup.train.n as f64;
+    cfg.train
         .epsilons
         .iter()
-        .map(|&e| cal.noise_multiplier(q, steps, e, delta))
-        .collect::<Result<_>>()?;
-    // Table 3: DP-SGD gets epsilon - eps_RNMM; G_1 is selected once per run index.
-    let (rnmm_zs, rnmm_taus) = match (&cfg.rnmm, &g_sorted) {
-        (Some(r), Some(g)) => {
-            let zs: Vec<f64> = cfg
-                .train
-                .epsilons
-                .iter()
-                .map(|&e| cal.noise_multiplier(q, steps, e - r.epsilon, delta))
-                .collect::<Result<_>>()?;
-            let rc = RnmmConfig {
-                epsilon: r.epsilon,
-                lo: r.lo.unwrap_or(std::f64::consts::SQRT_2),
-                hi: r
-                    .hi
-                    .unwrap_or(3.0 * (2.0 * (train_set.d as f64 + 1.0)).sqrt()),
-                grid_size: r.grid_size,
-                target_count: 1,
-            };
-            let taus: Vec<f64> = (0..cfg.train.runs)
-                .map(|run| {
-                    private_min_lipschitz(
-                        g,
-                        &rc,
-                        &mut stream(cfg.seed, run as u64, Purpose::Mechanism),
-                    )
-                    .map(|o| o.value)
-                })
-                .collect::<Result<_>>()?;
-            (Some(zs), Some(taus))
-        }
-        _ => (None, None),
+        .map(|&e| cal.noise_multiplier(q, setup.steps(), e - spent, cfg.train.delta))
+        .collect()
+}
+
+/// The private-G_1 arm of Table 3: DP-SGD with tau = G_1 selected by RNMM.
+struct RnmmArm {
+    /// Noise multipliers for epsilon - eps_RNMM (DP-SGD gets what RNMM leaves).
+    zs: Vec<f64>,
+    /// The privately selected G_1, one per run index.
+    taus: Vec<f64>,
+}
+
+/// Step 5 (Table 3, optional): select G_1 privately by RNMM at eps_RNMM, once per run index,
+/// and calibrate DP-SGD to the remaining budget. Needs the G_i (softmax).
+fn private_g1_by_rnmm(
+    cfg: &StudyConfig,
+    data: &StudyData,
+    setup: &train::Setup<'_>,
+    cal: &dyn Calibrator,
+) -> Result<Option<RnmmArm>> {
+    let (Some(r), Some(g)) = (&cfg.rnmm, &data.g_sorted) else {
+        return Ok(None);
     };
+    let zs = noise_multipliers(cfg, setup, cal, r.epsilon)?;
+    let rc = RnmmConfig {
+        epsilon: r.epsilon,
+        lo: r.lo.unwrap_or(std::f64::consts::SQRT_2),
+        hi: r
+            .hi
+            .unwrap_or(3.0 * (2.0 * (data.train.d as f64 + 1.0)).sqrt()),
+        grid_size: r.grid_size,
+        target_count: 1,
+    };
+    let taus = (0..cfg.train.runs)
+        .map(|run| {
+            private_min_lipschitz(
+                g,
+                &rc,
+                &mut stream(cfg.seed, run as u64, Purpose::Mechanism),
+            )
+            .map(|o| o.value)
+        })
+        .collect::<Result<_>>()?;
+    Ok(Some(RnmmArm { zs, taus }))
+}
+
+/// Every record of a study, and how many this invocation trained or read back.
+struct Trained {
+    /// The results file.
+    path: PathBuf,
+    records: BTreeMap<String, RunRecord>,
+    executed: usize,
+    reused: usize,
+}
+
+/// Step 6: train every (group, epsilon, tau, eta, run) cell in parallel, appending each
+/// finished cell to the results file; with `resume`, cells already there are read back.
+fn train_cells(
+    study: &Study,
+    opts: &RunOptions,
+    setup: &train::Setup<'_>,
+    taus: &[TauPoint],
+    zs: &[f64],
+    rnmm: Option<&RnmmArm>,
+) -> Result<Trained> {
+    let cfg = &study.cfg;
     let etas = &cfg.train.learning_rates;
     let all_cells = grid::cells(
         zs.len(),
@@ -195,15 +296,16 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
         etas.len(),
         cfg.train.runs,
         cfg.train.baseline,
-        rnmm_zs.is_some(),
+        rnmm.is_some(),
     );
+    let (n, batch, spe) = (setup.train.n, setup.batch, setup.steps_per_epoch);
     // The fingerprint covers everything a record depends on.
-    let fp_src = serde_json::to_string(&(cfg, &taus, &zs, &rnmm_zs, &rnmm_taus, n, batch, spe))
+    let (rnmm_zs, rnmm_taus) = (rnmm.map(|r| &r.zs), rnmm.map(|r| &r.taus));
+    let fp_src = serde_json::to_string(&(cfg, taus, zs, &rnmm_zs, &rnmm_taus, n, batch, spe))
         .map_err(|e| Error::Numerical(e.to_string()))?;
     let fp = crate::fingerprint::fingerprint(fp_src.as_bytes());
-    let suffix = if study.quick { "_quick" } else { "" };
-    let res_path = opts.out.join(format!("results{suffix}.jsonl"));
-    let (file, mut done) = results::ResultsFile::open(&res_path, &cfg.name, &fp, opts.resume)?;
+    let path = opts.out.join(format!("results{}.jsonl", suffix(study)));
+    let (file, mut done) = results::ResultsFile::open(&path, &cfg.name, &fp, opts.resume)?;
     done.retain(|k, _| all_cells.iter().any(|c| &c.key() == k));
     let reused = done.len();
     let pending: Vec<&Cell> = all_cells
@@ -220,10 +322,10 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
                     zs[c.eps_idx.expect("eps")],
                 ),
                 Group::Baseline => (f64::MAX, 0.0),
-                Group::Rnmm => (
-                    rnmm_taus.as_ref().expect("rnmm")[c.run],
-                    rnmm_zs.as_ref().expect("rnmm")[c.eps_idx.expect("eps")],
-                ),
+                Group::Rnmm => {
+                    let r = rnmm.expect("rnmm");
+                    (r.taus[c.run], r.zs[c.eps_idx.expect("eps")])
+                }
             };
             let o = setup.run(tau, eta, z, c.run)?;
             let rec = RunRecord {
@@ -249,27 +351,43 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
     for r in new {
         done.insert(r.key.clone(), r);
     }
-    let theory = match (&cfg.theory, &g_sorted) {
-        (Some(th), Some(g)) => Some(theorem_5_4(&model, &train_set, g, th, cfg.seed)?),
-        _ => None,
-    };
+    Ok(Trained {
+        path,
+        records: done,
+        executed,
+        reused,
+    })
+}
+
+/// Step 8: the study's table (Tables 3-7): the G_i percentiles, and per epsilon and tau the
+/// best eta's mean +- sd over runs ([`table::fill`] tunes eta per tau).
+fn study_table(
+    cfg: &StudyConfig,
+    data: &StudyData,
+    setup: &train::Setup<'_>,
+    taus: Vec<TauPoint>,
+    zs: &[f64],
+    theory: Option<TheoryReport>,
+    records: &BTreeMap<String, RunRecord>,
+) -> StudyTable {
+    let g_sorted = &data.g_sorted;
     let mut table = StudyTable {
         name: cfg.name.clone(),
         model: match &cfg.model {
             ModelSpec::Softmax => "softmax regression".into(),
             ModelSpec::TanhNet { hidden, .. } => format!("tanh network, hidden {hidden}"),
         },
-        n_train: n,
-        n_test: test_set.n,
-        d: train_set.d,
-        classes,
-        batch,
-        steps_per_epoch: spe,
+        n_train: data.train.n,
+        n_test: data.test.n,
+        d: data.train.d,
+        classes: data.classes,
+        batch: setup.batch,
+        steps_per_epoch: setup.steps_per_epoch,
         epochs: cfg.train.epochs,
         runs: cfg.train.runs,
-        delta,
+        delta: cfg.train.delta,
         accountant: cfg.train.accountant.clone(),
-        learning_rates: etas.clone(),
+        learning_rates: cfg.train.learning_rates.clone(),
         g_percentiles: g_sorted.as_ref().map(|g| {
             [0.0, 10.0, 20.0, 40.0, 80.0, 100.0]
                 .iter()
@@ -283,7 +401,7 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
             .train
             .epsilons
             .iter()
-            .zip(&zs)
+            .zip(zs)
             .map(|(&epsilon, &z)| EpsColumn {
                 epsilon,
                 z,
@@ -294,43 +412,50 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
         baseline: None,
         theory,
     };
-    table::fill(&mut table, &done, cfg.rnmm.as_ref().map(|r| r.epsilon));
-    let recs = table::recommend(&table);
-    let mut files = vec![res_path.display().to_string()];
-    let stem = format!("clipnorm_{}{suffix}", cfg.name);
+    table::fill(&mut table, records, cfg.rnmm.as_ref().map(|r| r.epsilon));
+    table
+}
+
+/// Step 9: the figure (PNG and SVG, unless disabled), the Markdown table and the JSON table;
+/// returns the files written.
+fn write_outputs(
+    study: &Study,
+    opts: &RunOptions,
+    table: &StudyTable,
+    recs: &[Recommendation],
+) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    let stem = format!("clipnorm_{}{}", study.cfg.name, suffix(study));
     let fig_name = format!("{stem}.png");
     if opts.figure {
         let png = opts.out.join(&fig_name);
         let svg = opts.out.join(format!("{stem}.svg"));
-        figure::draw(&table, &png, &svg)?;
+        figure::draw(table, &png, &svg)?;
         files.push(png.display().to_string());
         files.push(svg.display().to_string());
     }
-    let md = table::markdown(&table, &recs, opts.figure.then_some(fig_name.as_str()));
+    let md = table::markdown(table, recs, opts.figure.then_some(fig_name.as_str()));
     let md_path = opts.out.join(format!("{stem}.md"));
     write(&md_path, &md)?;
     files.push(md_path.display().to_string());
     let json_path = opts.out.join(format!("{stem}.json"));
-    let json = serde_json::to_string_pretty(&(&table, &recs))
+    let json = serde_json::to_string_pretty(&(table, recs))
         .map_err(|e| Error::Numerical(e.to_string()))?;
     write(&json_path, &json)?;
     files.push(json_path.display().to_string());
-    Ok(StudyOutcome {
-        table,
-        recommendations: recs,
-        executed,
-        reused,
-        files,
-        wall_time_s: start.elapsed().as_secs_f64(),
-        records: done,
-    })
+    Ok(files)
+}
+
+/// File-name suffix of quick runs, so that they never overwrite a full study's files.
+fn suffix(study: &Study) -> &'static str {
+    if study.quick { "_quick" } else { "" }
 }
 
 fn write(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|e| Error::io(path.display().to_string(), e))
 }
 
-/// Definition 5.2's Delta(w*) at an approximate minimizer (full-batch gradient descent with
+/// Step 7 (optional, softmax): Definition 5.2's Delta(w*) at an approximate minimizer (full-batch gradient descent with
 /// Armijo backtracking from 0; f_i^* = 0 for softmax cross-entropy, so Delta is the mean loss,
 /// and any iterate gives an upper estimate), and Definition 5.3's alpha(G_1), estimated.
 pub fn theorem_5_4(

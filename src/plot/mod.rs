@@ -1,5 +1,10 @@
-//! Figures as code: plain series drawn on log-log axes into PNG and SVG. Knows nothing of
-//! experiments; the studies turn their results into [`Figure`]s.
+//! Figures as code: plain series drawn into PNG and SVG, on log-log axes ([`Figure`]) or over
+//! categories with a linear y axis ([`CategoryFigure`]). Knows nothing of experiments; the
+//! studies turn their results into figures.
+
+mod category;
+
+pub use category::{CategoryFigure, Corner};
 
 use std::path::Path;
 
@@ -19,6 +24,12 @@ pub enum Style {
     Dashed,
     /// A dotted line (bounds).
     Dotted,
+    /// Markers with vertical error bars, joined by a faint thin line (a trend across
+    /// categories).
+    JoinedPoints,
+    /// A reference line (e.g. a non-private baseline) in black with long dashes, whatever the
+    /// color index; its legend key is a full-width stroke.
+    Reference,
 }
 
 /// One series: (x, y) points, optional error bars (lo, hi), a color index and a legend label.
@@ -70,17 +81,185 @@ pub fn tick(v: f64) -> String {
 
 /// A color-blind friendly palette (Okabe-Ito).
 pub fn color(i: usize) -> RGBColor {
-    const P: [RGBColor; 8] = [
-        RGBColor(0, 114, 178),
-        RGBColor(213, 94, 0),
-        RGBColor(0, 158, 115),
-        RGBColor(204, 121, 167),
-        RGBColor(230, 159, 0),
-        RGBColor(86, 180, 233),
-        RGBColor(0, 0, 0),
-        RGBColor(240, 228, 66),
-    ];
-    P[i % P.len()]
+    Palette::OkabeIto.color(i)
+}
+
+/// The colors a figure's series indices map to (cycled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Palette {
+    /// Okabe-Ito, color-blind friendly: the log-log figures.
+    #[default]
+    OkabeIto,
+    /// Six Tableau colors (red, blue, green, purple, orange, brown): the clip-norm figure.
+    Tableau,
+}
+
+impl Palette {
+    /// The color of series index `i`.
+    pub fn color(self, i: usize) -> RGBColor {
+        const OKABE_ITO: [RGBColor; 8] = [
+            RGBColor(0, 114, 178),
+            RGBColor(213, 94, 0),
+            RGBColor(0, 158, 115),
+            RGBColor(204, 121, 167),
+            RGBColor(230, 159, 0),
+            RGBColor(86, 180, 233),
+            RGBColor(0, 0, 0),
+            RGBColor(240, 228, 66),
+        ];
+        const TABLEAU: [RGBColor; 6] = [
+            RGBColor(214, 39, 40),
+            RGBColor(31, 119, 180),
+            RGBColor(44, 160, 44),
+            RGBColor(148, 103, 189),
+            RGBColor(255, 127, 14),
+            RGBColor(140, 86, 75),
+        ];
+        match self {
+            Palette::OkabeIto => OKABE_ITO[i % OKABE_ITO.len()],
+            Palette::Tableau => TABLEAU[i % TABLEAU.len()],
+        }
+    }
+}
+
+type DrawResult<DB> =
+    std::result::Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+/// A figure that can draw itself on any plotters backend.
+trait Render {
+    fn render<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB>;
+}
+
+/// Draws `fig` once into `png` and once into `svg`, both `size` pixels.
+fn write_png_svg(fig: &impl Render, png: &Path, svg: &Path, size: (u32, u32)) -> Result<()> {
+    present(fig, BitMapBackend::new(png, size).into_drawing_area(), png)?;
+    present(fig, SVGBackend::new(svg, size).into_drawing_area(), svg)
+}
+
+/// Draws `fig` on `root` and writes it out to `path`.
+fn present<DB: DrawingBackend>(
+    fig: &impl Render,
+    root: DrawingArea<DB, Shift>,
+    path: &Path,
+) -> Result<()> {
+    fig.render(&root)
+        .map_err(|e| Error::data(format!("{}: cannot draw: {e}", path.display())))?;
+    root.present()
+        .map_err(|e| Error::data(format!("{}: cannot write: {e}", path.display())))
+}
+
+/// Whether the y axis is logarithmic: there, points and bars must be positive and bars are cut
+/// to the drawn range; on a linear axis every point and bar is drawn as given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum YScale {
+    Log,
+    Linear,
+}
+
+/// Draws `series` in order, with their legend entries, on a chart whose drawn y range is
+/// `(y0, y1)`.
+fn draw_series<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    series: &[Series],
+    palette: Palette,
+    (y0, y1): (f64, f64),
+    scale: YScale,
+) -> DrawResult<DB>
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let shown = |p: &(f64, f64)| match scale {
+        YScale::Log => p.0 > 0.0 && p.1 > 0.0 && p.1 >= y0 && p.1 <= y1,
+        YScale::Linear => true,
+    };
+    for s in series {
+        let c = palette.color(s.color);
+        let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(shown).collect();
+        let anno = match s.style {
+            Style::Points => {
+                for (i, &(x, y)) in s.points.iter().enumerate() {
+                    if let Some(&(lo, hi)) = s.errors.get(i)
+                        && lo > 0.0
+                    {
+                        chart.draw_series(std::iter::once(ErrorBar::new_vertical(
+                            x,
+                            lo.max(y0),
+                            y,
+                            hi.min(y1),
+                            c.stroke_width(2),
+                            8,
+                        )))?;
+                    }
+                }
+                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?
+            }
+            Style::JoinedPoints => {
+                let bars = s.points.iter().zip(&s.errors).map(|(&(x, y), &(lo, hi))| {
+                    let (lo, hi) = match scale {
+                        YScale::Log => (lo.max(y0), hi.min(y1)),
+                        YScale::Linear => (lo, hi),
+                    };
+                    ErrorBar::new_vertical(x, lo, y, hi, c.filled().stroke_width(2), 8)
+                });
+                chart.draw_series(bars)?;
+                chart.draw_series(LineSeries::new(pts.iter().copied(), c.mix(0.5)))?;
+                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?
+            }
+            Style::Line => chart.draw_series(LineSeries::new(pts, c.stroke_width(2)))?,
+            Style::Dashed => {
+                chart.draw_series(DashedLineSeries::new(pts, 8, 6, c.stroke_width(2)))?
+            }
+            Style::Dotted => {
+                chart.draw_series(DashedLineSeries::new(pts, 2, 5, c.stroke_width(2)))?
+            }
+            Style::Reference => {
+                chart.draw_series(DashedLineSeries::new(pts, 8, 5, BLACK.stroke_width(2)))?
+            }
+        };
+        if let Some(l) = &s.label {
+            let style = s.style;
+            anno.label(l.clone()).legend(move |(x, y)| {
+                let seg = |a: i32, b: i32| {
+                    PathElement::new(vec![(x + a, y), (x + b, y)], c.stroke_width(2))
+                };
+                match style {
+                    Style::Points | Style::JoinedPoints => {
+                        Circle::new((x + 10, y), 5, c.filled()).into_dyn()
+                    }
+                    Style::Line => seg(0, 20).into_dyn(),
+                    // The label names the dash pattern; the key is a short stroke.
+                    Style::Dashed => seg(4, 14).into_dyn(),
+                    Style::Dotted => seg(8, 11).into_dyn(),
+                    Style::Reference => {
+                        PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2))
+                            .into_dyn()
+                    }
+                }
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The legend box of every figure, in corner `pos`.
+fn draw_legend<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    pos: SeriesLabelPosition,
+) -> DrawResult<DB>
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .configure_series_labels()
+        .position(pos)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
 }
 
 impl Figure {
@@ -88,21 +267,7 @@ impl Figure {
     pub fn save(&self, stem: &Path) -> Result<()> {
         let png = stem.with_extension("png");
         let svg = stem.with_extension("svg");
-        {
-            let root = BitMapBackend::new(&png, self.size).into_drawing_area();
-            self.draw(&root)
-                .map_err(|e| Error::data(format!("{}: cannot draw: {e}", png.display())))?;
-            root.present()
-                .map_err(|e| Error::data(format!("{}: cannot write: {e}", png.display())))?;
-        }
-        {
-            let root = SVGBackend::new(&svg, self.size).into_drawing_area();
-            self.draw(&root)
-                .map_err(|e| Error::data(format!("{}: cannot draw: {e}", svg.display())))?;
-            root.present()
-                .map_err(|e| Error::data(format!("{}: cannot write: {e}", svg.display())))?;
-        }
-        Ok(())
+        write_png_svg(self, &png, &svg, self.size)
     }
 
     fn range(&self) -> ((f64, f64), (f64, f64)) {
@@ -132,11 +297,10 @@ impl Figure {
         }
         ((x0 / 1.25, x1 * 1.25), (y0 / 2.0, y1 * 2.0))
     }
+}
 
-    fn draw<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-    ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+impl Render for Figure {
+    fn render<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
         let ((x0, x1), (y0, y1)) = self.range();
         let mut chart = ChartBuilder::on(root)
@@ -157,59 +321,14 @@ impl Figure {
             .y_label_formatter(&|v| tick(*v))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
-        let clip = |p: &(f64, f64)| p.0 > 0.0 && p.1 > 0.0 && p.1 >= y0 && p.1 <= y1;
-        for s in &self.series {
-            let c = color(s.color);
-            let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(clip).collect();
-            let anno = match s.style {
-                Style::Points => {
-                    for (i, &(x, y)) in s.points.iter().enumerate() {
-                        if let Some(&(lo, hi)) = s.errors.get(i)
-                            && lo > 0.0
-                        {
-                            chart.draw_series(std::iter::once(ErrorBar::new_vertical(
-                                x,
-                                lo.max(y0),
-                                y,
-                                hi.min(y1),
-                                c.stroke_width(2),
-                                8,
-                            )))?;
-                        }
-                    }
-                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?
-                }
-                Style::Line => chart.draw_series(LineSeries::new(pts, c.stroke_width(2)))?,
-                Style::Dashed => {
-                    chart.draw_series(DashedLineSeries::new(pts, 8, 6, c.stroke_width(2)))?
-                }
-                Style::Dotted => {
-                    chart.draw_series(DashedLineSeries::new(pts, 2, 5, c.stroke_width(2)))?
-                }
-            };
-            if let Some(l) = &s.label {
-                let style = s.style;
-                anno.label(l.clone()).legend(move |(x, y)| {
-                    let seg = |a: i32, b: i32| {
-                        PathElement::new(vec![(x + a, y), (x + b, y)], c.stroke_width(2))
-                    };
-                    match style {
-                        Style::Points => Circle::new((x + 10, y), 5, c.filled()).into_dyn(),
-                        Style::Line => seg(0, 20).into_dyn(),
-                        // The label names the dash pattern; the key is a short stroke.
-                        Style::Dashed => seg(4, 14).into_dyn(),
-                        Style::Dotted => seg(8, 11).into_dyn(),
-                    }
-                });
-            }
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .draw()?;
+        draw_series(
+            &mut chart,
+            &self.series,
+            Palette::OkabeIto,
+            (y0, y1),
+            YScale::Log,
+        )?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
     }
 }

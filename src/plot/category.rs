@@ -1,0 +1,215 @@
+//! A figure over categories: one x position per label (at x = 0, 1, ...; a series may offset
+//! its points within a category), a linear y axis over a given range, vertical guide lines
+//! between categories, and the shared series styles and legend.
+
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{DrawResult, Palette, Render, Series, YScale, draw_legend, draw_series, write_png_svg};
+use crate::error::Result;
+
+/// The corner of the plot the legend box sits in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Corner {
+    LowerLeft,
+    LowerRight,
+    UpperLeft,
+    UpperRight,
+}
+
+impl Corner {
+    fn position(self) -> SeriesLabelPosition {
+        match self {
+            Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
+            Corner::LowerRight => SeriesLabelPosition::LowerRight,
+            Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
+            Corner::UpperRight => SeriesLabelPosition::UpperRight,
+        }
+    }
+}
+
+/// A figure with categorical x (e.g. a grid of clip norms) and linear y.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CategoryFigure {
+    /// Title.
+    pub title: String,
+    /// x-axis label.
+    pub x_label: String,
+    /// y-axis label.
+    pub y_label: String,
+    /// Category labels, at x = 0, 1, ..., len - 1; the x axis spans [-0.5, len - 0.5].
+    pub categories: Vec<String>,
+    /// The drawn y range (lo, hi).
+    pub y_range: (f64, f64),
+    /// x positions of vertical guide lines (e.g. a threshold between two categories), drawn
+    /// under the series across the whole y range.
+    pub guides: Vec<f64>,
+    /// Series, drawn in order.
+    pub series: Vec<Series>,
+    /// The colors of the series' indices.
+    pub palette: Palette,
+    /// Where the legend goes.
+    pub legend: Corner,
+    /// Pixel size.
+    pub size: (u32, u32),
+}
+
+impl CategoryFigure {
+    /// The x range: half a category beyond the first and the last.
+    pub fn x_range(&self) -> (f64, f64) {
+        (-0.5, self.categories.len() as f64 - 0.5)
+    }
+
+    /// Writes the figure to `png` and `svg`.
+    pub fn save(&self, png: &Path, svg: &Path) -> Result<()> {
+        write_png_svg(self, png, svg, self.size)
+    }
+}
+
+impl Render for CategoryFigure {
+    fn render<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let k = self.categories.len();
+        let (x0, x1) = self.x_range();
+        let (y0, y1) = self.y_range;
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(48)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x0..x1, y0..y1)?;
+        // Only integer positions carry a label.
+        let xfmt = |x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < k {
+                self.categories[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc(&self.x_label)
+            .y_desc(&self.y_label)
+            .x_labels(k)
+            .x_label_formatter(&xfmt)
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 16))
+            .draw()?;
+        for &x in &self.guides {
+            chart.draw_series(DashedLineSeries::new(
+                vec![(x, y0), (x, y1)],
+                4,
+                4,
+                BLACK.mix(0.35).stroke_width(1),
+            ))?;
+        }
+        draw_series(
+            &mut chart,
+            &self.series,
+            self.palette,
+            (y0, y1),
+            YScale::Linear,
+        )?;
+        draw_legend(&mut chart, self.legend.position())?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Style, color};
+    use super::*;
+
+    fn fig(guides: Vec<f64>) -> CategoryFigure {
+        CategoryFigure {
+            title: "title T".into(),
+            x_label: "x X".into(),
+            y_label: "y Y".into(),
+            categories: vec!["cat-a".into(), "cat-b".into(), "cat-c".into()],
+            y_range: (80.0, 100.0),
+            guides,
+            series: vec![
+                Series {
+                    label: Some("first".into()),
+                    points: vec![(0.0, 90.0), (1.0, 85.0), (2.0, 95.0)],
+                    errors: vec![(88.0, 92.0), (84.0, 86.0), (93.0, 97.0)],
+                    style: Style::JoinedPoints,
+                    color: 0,
+                },
+                Series {
+                    label: Some("second".into()),
+                    points: vec![(0.1, 91.0)],
+                    errors: vec![(90.0, 92.0)],
+                    style: Style::JoinedPoints,
+                    color: 1,
+                },
+                Series {
+                    label: Some("level".into()),
+                    points: vec![(-0.5, 98.0), (2.5, 98.0)],
+                    errors: Vec::new(),
+                    style: Style::Reference,
+                    color: 0,
+                },
+            ],
+            palette: Palette::Tableau,
+            legend: Corner::LowerLeft,
+            size: (600, 400),
+        }
+    }
+
+    fn svg(f: &CategoryFigure) -> String {
+        let mut buf = String::new();
+        {
+            let root = SVGBackend::with_string(&mut buf, f.size).into_drawing_area();
+            f.render(&root).unwrap();
+            root.present().unwrap();
+        }
+        buf
+    }
+
+    #[test]
+    fn category_figure_draws_labels_palette_and_guides() {
+        let f = fig(vec![1.5]);
+        assert_eq!(f.x_range(), (-0.5, 2.5));
+        let s = svg(&f);
+        for text in [
+            "title T", "x X", "y Y", "cat-a", "cat-b", "cat-c", "first", "second", "level",
+        ] {
+            assert!(s.contains(text), "'{text}' missing from the SVG");
+        }
+        // Tableau red and blue for indices 0 and 1; no Okabe-Ito blue.
+        assert!(s.contains("#D62728") && s.contains("#1F77B4"));
+        assert!(!s.contains("#0072B2"));
+        // The guide is the only element at opacity 0.35; without guides it is gone.
+        assert!(s.contains("\"0.35\""));
+        assert!(!svg(&fig(Vec::new())).contains("\"0.35\""));
+    }
+
+    #[test]
+    fn palettes_cycle_and_okabe_ito_is_the_default() {
+        assert_eq!(Palette::Tableau.color(0), RGBColor(214, 39, 40));
+        assert_eq!(Palette::Tableau.color(6), Palette::Tableau.color(0));
+        assert_eq!(Palette::OkabeIto.color(6), RGBColor(0, 0, 0));
+        assert_eq!(Palette::OkabeIto.color(8), Palette::OkabeIto.color(0));
+        assert_eq!(Palette::default(), Palette::OkabeIto);
+        for i in 0..10 {
+            assert_eq!(color(i), Palette::OkabeIto.color(i));
+        }
+    }
+
+    #[test]
+    fn save_writes_png_and_svg() {
+        let dir = std::env::temp_dir().join(format!("dpsgd_plot_category_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (png, svg) = (dir.join("f.png"), dir.join("f.svg"));
+        fig(vec![0.5]).save(&png, &svg).unwrap();
+        let png_bytes = std::fs::read(&png).unwrap();
+        assert_eq!(&png_bytes[1..4], b"PNG");
+        assert!(std::fs::read_to_string(&svg).unwrap().contains("cat-b"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
