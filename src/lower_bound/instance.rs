@@ -2,7 +2,7 @@
 //!
 //! x = 0 with probability 1 - p and x = p^(-1/k) v with probability p, where
 //! p = 2 sqrt(d log(1/delta)) / (n epsilon) < 1/2 and v is a codeword of the packing set
-//! ([`super::packing`]), so ||v|| = sqrt(d/2). Eq. (96): E[x] = p^(1-1/k) v and
+//! ([`super::packing`]), so ||v|| = sqrt(d/2). Eq. (96): E\[x\] = p^(1-1/k) v and
 //! E ||x||^k = ||v||^k, hence Assumption 6.1 holds with G = 3 ||v|| (Eq. 100).
 //!
 //! The expected number of nonzero samples is n p = 2 sqrt(d log(1/delta)) / epsilon, which does
