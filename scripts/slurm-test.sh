@@ -81,8 +81,12 @@ cleanup() {
   local rc=$? p left
   trap - EXIT INT TERM
   if [ -n "${SLURM_CONF:-}" ] && [ ${#PIDS[@]} -gt 0 ]; then
+    # Cancel this cluster's jobs and give slurmstepd up to 15 s to end them cleanly.
     scancel --full --quiet --user=root 2>/dev/null || true
-    sleep 1
+    for _ in $(seq 30); do
+      squeue -h 2>/dev/null | grep -q . || break
+      sleep 0.5
+    done
   fi
   for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for _ in $(seq 50); do
@@ -94,8 +98,10 @@ cleanup() {
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   for p in $(ours); do kill -KILL "$p" 2>/dev/null || true; done
   if [ $rc != 0 ]; then
-    for f in "$TMP"/*.log "$TMP"/logs/*; do
-      [ -f "$f" ] || continue
+    for f in "$TMP"/*.log "$TMP"/*.stderr "$TMP"/logs/*; do
+      [ -s "$f" ] || continue
+      # A daemon's stderr repeats its log file; show it only where there is no log.
+      case "$f" in *.stderr) [ -s "${f%.stderr}.log" ] && continue ;; esac
       echo "--- $f (last 20 lines)" >&2
       tail -n 20 "$f" >&2
     done
@@ -125,7 +131,7 @@ mungekey --create --keyfile="$TMP/munge/munge.key" 2>/dev/null ||
   { dd if=/dev/urandom of="$TMP/munge/munge.key" bs=1024 count=1 status=none && chmod 400 "$TMP/munge/munge.key"; }
 munged --foreground --force --socket="$TMP/munge/munge.socket" --key-file="$TMP/munge/munge.key" \
   --pid-file="$TMP/munge/munged.pid" --seed-file="$TMP/munge/munged.seed" \
-  --log-file="$TMP/munged.log" >>"$TMP/munged.log" 2>&1 &
+  --log-file="$TMP/munged.log" >"$TMP/munged.stderr" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 50); do [ -S "$TMP/munge/munge.socket" ] && break; sleep 0.1; done
 [ -S "$TMP/munge/munge.socket" ] || fail "munged did not start (see munged.log)"
@@ -167,9 +173,9 @@ PartitionName=test Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
 EOF
 export SLURM_CONF=$CONF
 
-slurmctld -D -i -f "$CONF" >>"$TMP/slurmctld.log" 2>&1 &
+slurmctld -D -i -f "$CONF" >"$TMP/slurmctld.stderr" 2>&1 &
 PIDS+=($!)
-slurmd -D -f "$CONF" >>"$TMP/slurmd.log" 2>&1 &
+slurmd -D -f "$CONF" >"$TMP/slurmd.stderr" 2>&1 &
 PIDS+=($!)
 state=
 for _ in $(seq 60); do
