@@ -13,7 +13,6 @@
 # stopped on exit, also on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 
 skip() {
   echo "SKIP: slurm test: $*"
@@ -42,10 +41,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   command -v apt-get >/dev/null 2>&1 ||
     skip "Slurm/munge not installed (${missing[*]} missing) and no apt-get to install them"
   say "installing slurmctld slurmd slurm-client munge (apt-get)"
+  t0=$SECONDS
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null || fail "apt-get update failed"
   apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge >/dev/null ||
     fail "apt-get install slurmctld slurmd slurm-client munge failed"
+  say "installed in $((SECONDS - t0)) s"
 fi
 SLURM_VERSION=$(slurmd -V)
 say "$SLURM_VERSION, $(munged --version 2>&1 | head -1)"
@@ -71,7 +72,7 @@ CONF=$TMP/slurm.conf
 ours() {
   local p
   for p in /proc/[0-9]*; do
-    [ "${p#/proc/}" = $$ ] && continue
+    case "${p#/proc/}" in "$$" | "$BASHPID") continue ;; esac
     if { tr "\0" "\n" <"$p/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$CONF"; then
       echo "${p#/proc/}"
     fi
@@ -123,7 +124,7 @@ free_port() {
 }
 CTLD_PORT=$(free_port $((17000 + $$ % 1000 * 2)))
 SLURMD_PORT=$(free_port $((CTLD_PORT + 1)))
-[ -n "$CTLD_PORT" ] && [ -n "$SLURMD_PORT" ] || fail "no free TCP ports"
+{ [ -n "$CTLD_PORT" ] && [ -n "$SLURMD_PORT" ]; } || fail "no free TCP ports"
 
 mkdir -p "$TMP"/{munge,state,spool,logs}
 chmod 700 "$TMP/munge"
@@ -168,6 +169,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 ReturnToService=2
+MinJobAge=3600
 $NODE NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=test Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -201,7 +203,8 @@ grep -q '^\[full\]' "$SPEC" || fail "could not derive the small spec"
 
 # --- unsharded reference ----------------------------------------------------------------------
 t0=$SECONDS
-"$DPSGD_LAB" run "$SPEC" --full --quiet --out "$TMP/whole" >/dev/null
+"$DPSGD_LAB" run "$SPEC" --full --quiet --out "$TMP/whole" >/dev/null ||
+  fail "the unsharded run of $SPEC failed"
 say "unsharded run: $((SECONDS - t0)) s"
 
 # Waits until job $1 (every task of an array) has left the queue; says its final states.
@@ -227,10 +230,10 @@ t0=$SECONDS
 export DPSGD_SPEC=$SPEC DPSGD_OUT=$OUT
 # The file as the README shows it; only the resources are sized to this node on the command line.
 array=$(sbatch --parsable --array=1-"$SHARDS" --cpus-per-task=1 --time=00:30:00 \
-  --output="$TMP/logs/%x-%A_%a.out" scripts/verify-array.sbatch)
+  --output="$TMP/logs/%x-%A_%a.out" scripts/verify-array.sbatch) || fail "sbatch of the array failed"
 merge=$(sbatch --parsable --dependency=afterok:"$array" --job-name=dpsgd-merge --time=00:10:00 \
   --output="$TMP/logs/%x-%j.out" \
-  --wrap "\"$DPSGD_LAB\" merge \"$SPEC\" --full --out \"$OUT\"")
+  --wrap "\"$DPSGD_LAB\" merge \"$SPEC\" --full --out \"$OUT\"") || fail "sbatch of the merge failed"
 say "submitted array job $array ($SHARDS shards) and merge job $merge (afterok:$array)"
 wait_job "$array" "array"
 job_ok "$array" || fail "array job $array did not complete: $(scontrol -o show job "$array" | grep -o 'JobState=[A-Z_]* .*ExitCode=[0-9:]*' | head -3)"
@@ -241,10 +244,12 @@ say "array + merge through Slurm: $((SECONDS - t0)) s"
 
 # --- the merged folder is the unsharded one, byte for byte --------------------------------------
 n=0
+names=
 for f in "$TMP/whole"/*; do
   b=$(basename "$f")
   cmp -s "$f" "$OUT/$b" || fail "merged $b differs from the unsharded run's (or is missing)"
   n=$((n + 1))
+  names="$names $b"
 done
 [ $n -ge 5 ] || fail "the unsharded run wrote only $n files"
 for f in "$OUT"/*; do
@@ -252,7 +257,7 @@ for f in "$OUT"/*; do
   case "$b" in shard-*-of-"$SHARDS".jsonl) continue ;; esac
   [ -e "$TMP/whole/$b" ] || fail "the merged folder has $b, which the unsharded run does not write"
 done
-say "merged folder = unsharded folder, byte for byte ($n files: $(ls "$TMP/whole" | tr '\n' ' '))"
+say "merged folder = unsharded folder, byte for byte ($n files:$names)"
 
 # --- a broken merge: shard 2 deleted; the merge job must fail and name the shard ------------------
 BROKEN=$TMP/broken
@@ -261,7 +266,7 @@ cp "$OUT"/shard-*.jsonl "$BROKEN"/
 rm "$BROKEN/shard-2-of-$SHARDS.jsonl"
 bad=$(sbatch --parsable --job-name=dpsgd-merge-broken --time=00:10:00 \
   --output="$TMP/logs/%x-%j.out" \
-  --wrap "\"$DPSGD_LAB\" merge \"$SPEC\" --full --out \"$BROKEN\"")
+  --wrap "\"$DPSGD_LAB\" merge \"$SPEC\" --full --out \"$BROKEN\"") || fail "sbatch of the merge failed"
 wait_job "$bad" "merge with shard 2 deleted"
 if job_ok "$bad"; then
   fail "the merge with shard-2-of-$SHARDS.jsonl deleted succeeded"
