@@ -158,7 +158,6 @@ fn sharded_and_merged_equals_unsharded_byte_for_byte() {
         let part = experiment::run(&spec, &o).unwrap();
         assert!(part.keys().all(|c| c % 4 == i - 1));
     }
-    // Merging before all shards exist is an error naming the missing cells.
     let merged = experiment::merge(&spec, &sharded).unwrap();
     experiment::finalize(&spec, &merged, &sharded, None).unwrap();
     for f in OUTPUTS {
@@ -166,15 +165,148 @@ fn sharded_and_merged_equals_unsharded_byte_for_byte() {
     }
 }
 
+/// Runs shards `which` of `n` of `spec` into `dir`.
+fn run_shards(spec: &Spec, dir: &Path, which: &[usize], n: usize) {
+    for &i in which {
+        let mut o = opts(dir);
+        o.shard = Some((i, n));
+        experiment::run(spec, &o).unwrap();
+    }
+}
+
 #[test]
-fn merge_reports_missing_shards() {
+fn merge_names_the_missing_shard() {
     let spec = tiny();
+    // Shard 2 of 3 never ran: the merge names it and its file, and no other shard.
     let dir = tmp("missing");
+    run_shards(&spec, &dir, &[1, 3], 3);
+    let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
+    assert!(e.contains("shard 2 of 3 is missing"), "{e}");
+    assert!(
+        e.contains("shard-2-of-3.jsonl") && e.contains("--shard 2/3"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("shard-3-of-3") && !e.contains("shard-1-of-3"),
+        "{e}"
+    );
+    assert!(
+        !dir.join("results.jsonl").exists(),
+        "a failed merge wrote results.jsonl"
+    );
+    // Two missing: both named.
+    let dir = tmp("missing-two");
+    run_shards(&spec, &dir, &[1], 3);
+    let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
+    assert!(e.contains("shards 2, 3 of 3 are missing"), "{e}");
+    // The last shard missing: nothing on disk says N has a shard N, but the file names do.
+    let dir = tmp("missing-last");
+    run_shards(&spec, &dir, &[1, 2, 3], 4);
+    let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
+    assert!(e.contains("shard 4 of 4 is missing"), "{e}");
+    // A shard whose task was interrupted: named, with the command that finishes it.
+    let dir = tmp("incomplete");
+    run_shards(&spec, &dir, &[1, 3], 3);
     let mut o = opts(&dir);
-    o.shard = Some((1, 3));
+    o.shard = Some((2, 3));
+    o.stop_after = Some(1);
     experiment::run(&spec, &o).unwrap();
     let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
-    assert!(e.contains("missing cells"), "{e}");
+    assert!(e.contains("shard 2 of 3 is incomplete"), "{e}");
+    assert!(
+        e.contains("1 of 3 cells") && e.contains("--shard 2/3 --resume"),
+        "{e}"
+    );
+    // Shards of two splits in one folder.
+    let dir = tmp("two-splits");
+    run_shards(&spec, &dir, &[1, 2], 2);
+    run_shards(&spec, &dir, &[1], 3);
+    let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
+    assert!(e.contains("two splits"), "{e}");
+}
+
+#[test]
+fn merge_refuses_shards_of_another_spec_or_scale() {
+    let spec = tiny();
+    let full = Spec::new(toml::from_str(TINY).unwrap(), Scale::Full).unwrap();
+    // Shards run with --full, merged without it, and the other way round.
+    let dir = tmp("scale-full");
+    run_shards(&full, &dir, &[1, 2], 2);
+    let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
+    assert!(e.contains("shard-1-of-2.jsonl"), "{e}");
+    assert!(
+        e.contains("full scale") && e.contains("merge with --full"),
+        "{e}"
+    );
+    assert!(
+        !dir.join("results.jsonl").exists(),
+        "a refused merge wrote results.jsonl"
+    );
+    assert_eq!(experiment::merge(&full, &dir).unwrap().len(), full.cells());
+    let dir = tmp("scale-quick");
+    run_shards(&spec, &dir, &[1, 2], 2);
+    let e = experiment::merge(&full, &dir).unwrap_err().to_string();
+    assert!(
+        e.contains("quick scale") && e.contains("merge without --full"),
+        "{e}"
+    );
+    // One shard of a run whose spec differs in one value (seed): same name, other fingerprint.
+    let mut raw: ExperimentSpec = toml::from_str(TINY).unwrap();
+    raw.seed = 4;
+    let reseeded = Spec::new(raw, Scale::Quick).unwrap();
+    let dir = tmp("other-version");
+    run_shards(&spec, &dir, &[1], 2);
+    run_shards(&reseeded, &dir, &[2], 2);
+    let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
+    assert!(
+        e.contains("shard-2-of-2.jsonl") && e.contains("another version of spec tiny"),
+        "{e}"
+    );
+    // One shard of another spec altogether.
+    let mut raw: ExperimentSpec = toml::from_str(TINY).unwrap();
+    raw.name = "other".into();
+    let other = Spec::new(raw, Scale::Quick).unwrap();
+    let dir = tmp("other-spec");
+    run_shards(&other, &dir, &[1], 2);
+    run_shards(&spec, &dir, &[2], 2);
+    let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
+    assert!(
+        e.contains("shard-1-of-2.jsonl") && e.contains("a shard of spec other, not of tiny"),
+        "{e}"
+    );
+}
+
+#[test]
+fn merge_errors_are_one_line_with_exit_code_2() {
+    let dir = tmp("cli-merge");
+    let spec = dir.join("tiny.toml");
+    std::fs::write(&spec, TINY).unwrap();
+    let bin = env!("CARGO_BIN_EXE_dpsgd-lab");
+    let cmd = |args: &[&str]| {
+        let o = std::process::Command::new(bin)
+            .args(args)
+            .arg(&spec)
+            .arg("--out")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    for i in 1..=2 {
+        let (code, err) = cmd(&["run", "--quiet", "--shard", &format!("{i}/2")]);
+        assert_eq!(code, Some(0), "{err}");
+    }
+    let one_line = |(code, err): (Option<i32>, String), needle: &str| {
+        assert_eq!(code, Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.starts_with("error: ") && err.contains(needle), "{err}");
+    };
+    one_line(cmd(&["merge", "--full"]), "merge without --full");
+    std::fs::remove_file(dir.join("shard-2-of-2.jsonl")).unwrap();
+    one_line(cmd(&["merge"]), "shard 2 of 2 is missing");
 }
 
 fn cell_lines(p: &Path) -> Vec<usize> {

@@ -74,46 +74,147 @@ pub fn relative(from: &Path, to: &Path) -> String {
     out.join("/")
 }
 
-/// Merges every `shard-*-of-N.jsonl` in `out` into `results.jsonl` (exactly what an unsharded
-/// run writes), checking that each cell appears once and none is missing.
+/// Merges every `shard-I-of-N.jsonl` in `out` into `results.jsonl` (exactly what an unsharded
+/// run writes). Refuses, naming the file: a shard of another spec, of the other scale (`--full`)
+/// or of another version of the spec; shards of two different splits N; a missing shard; a
+/// shard missing some of its cells (an interrupted task: `run --shard I/N --resume`).
 pub fn merge(spec: &Spec, out: &Path) -> Result<BTreeMap<usize, CellResult>> {
     let head = runner::header(spec);
-    let mut all = BTreeMap::new();
     let rd = std::fs::read_dir(out).map_err(|e| Error::io(out.display().to_string(), e))?;
-    let mut files: Vec<_> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|f| f.to_str())
-                .is_some_and(|f| f.starts_with("shard-") && f.ends_with(".jsonl"))
-        })
-        .collect();
-    files.sort();
-    if files.is_empty() {
+    let mut shards: Vec<(usize, usize, std::path::PathBuf)> = Vec::new();
+    for path in rd.filter_map(|e| e.ok().map(|e| e.path())) {
+        let Some(name) = path.file_name().and_then(|f| f.to_str()) else {
+            continue;
+        };
+        if !(name.starts_with("shard-") && name.ends_with(".jsonl")) {
+            continue;
+        }
+        let (i, n) = parse_shard_name(name).ok_or_else(|| {
+            Error::Config(format!(
+                "{} is not a shard file name (shard-I-of-N.jsonl)",
+                path.display()
+            ))
+        })?;
+        shards.push((i, n, path));
+    }
+    shards.sort();
+    let Some(&(_, n, _)) = shards.first() else {
         return Err(Error::Config(format!(
             "{} holds no shard-I-of-N.jsonl files",
             out.display()
         )));
+    };
+    if let Some((_, _, other)) = shards.iter().find(|s| s.1 != n) {
+        return Err(Error::Config(format!(
+            "{} holds shards of two splits ({} and {}): keep the shards of one --shard I/N split",
+            out.display(),
+            shards[0].2.display(),
+            other.display()
+        )));
     }
-    for f in &files {
-        for (c, cell) in runner::read_results(f, &head)? {
-            if all.insert(c, cell).is_some() {
+    // Every present shard first: a shard of the wrong spec or scale is the more basic mistake.
+    for (_, _, path) in &shards {
+        match runner::read_header(path)? {
+            Some(h) if h == head => {}
+            Some(h) => return Err(shard_mismatch(path, &h, &head)),
+            None => {
                 return Err(Error::Config(format!(
-                    "cell {c} appears in two shards ({})",
-                    f.display()
+                    "{} is empty: rerun that shard",
+                    path.display()
                 )));
             }
         }
     }
-    if all.len() != spec.cells() {
-        let missing: Vec<usize> = (0..spec.cells()).filter(|c| !all.contains_key(c)).collect();
+    let absent: Vec<usize> = (1..=n)
+        .filter(|i| !shards.iter().any(|s| s.0 == *i))
+        .collect();
+    if !absent.is_empty() {
+        let names: Vec<String> = absent
+            .iter()
+            .map(|i| format!("shard-{i}-of-{n}.jsonl"))
+            .collect();
+        let list: Vec<String> = absent.iter().map(|i| i.to_string()).collect();
+        let runs: Vec<String> = absent.iter().map(|i| format!("--shard {i}/{n}")).collect();
         return Err(Error::Config(format!(
-            "the shards hold {} of {} cells; missing cells {:?}",
-            all.len(),
-            spec.cells(),
-            missing
+            "{} {} of {n} {} missing: no {} in {}; run {} ({}), then merge again",
+            if absent.len() == 1 { "shard" } else { "shards" },
+            list.join(", "),
+            if absent.len() == 1 { "is" } else { "are" },
+            names.join(", "),
+            out.display(),
+            if absent.len() == 1 { "it" } else { "them" },
+            runs.join(", "),
         )));
+    }
+    let mut all = BTreeMap::new();
+    for (i, _, path) in &shards {
+        let cells = runner::read_results(path, &head)?;
+        if let Some(c) = cells.keys().find(|c| *c % n != i - 1) {
+            return Err(Error::Config(format!(
+                "{} holds cell {c}, which belongs to shard {} of {n}",
+                path.display(),
+                c % n + 1
+            )));
+        }
+        let want: Vec<usize> = (0..spec.cells())
+            .filter(|c| c % n == i - 1 && !cells.contains_key(c))
+            .collect();
+        if !want.is_empty() {
+            return Err(Error::Config(format!(
+                "shard {i} of {n} is incomplete: {} holds {} of {} cells (missing cells {want:?}); finish it with `run --shard {i}/{n} --resume`, then merge again",
+                path.display(),
+                cells.len(),
+                cells.len() + want.len()
+            )));
+        }
+        all.extend(cells);
     }
     runner::write_results(&runner::results_path(out, None), &head, &all)?;
     Ok(all)
+}
+
+/// (I, N) of `shard-I-of-N.jsonl`.
+fn parse_shard_name(name: &str) -> Option<(usize, usize)> {
+    let (i, n) = name
+        .strip_prefix("shard-")?
+        .strip_suffix(".jsonl")?
+        .split_once("-of-")?;
+    let (i, n) = (i.parse().ok()?, n.parse().ok()?);
+    (1..=n).contains(&i).then_some((i, n))
+}
+
+/// Why the shard at `path` (header `found`) cannot be merged into a run of `expect`.
+fn shard_mismatch(path: &Path, found: &runner::Header, expect: &runner::Header) -> Error {
+    let flag = |scale: &str| {
+        if scale == "full" {
+            "with --full"
+        } else {
+            "without --full"
+        }
+    };
+    Error::Config(if found.spec != expect.spec {
+        format!(
+            "{} is a shard of spec {}, not of {}: merge it with its own spec, or use another --out",
+            path.display(),
+            found.spec,
+            expect.spec
+        )
+    } else if found.scale != expect.scale {
+        format!(
+            "{} ran at the {} scale (run {}), but this merge is at the {} scale: merge {}",
+            path.display(),
+            found.scale,
+            flag(&found.scale),
+            expect.scale,
+            flag(&found.scale)
+        )
+    } else {
+        format!(
+            "{} ran another version of spec {} (fingerprint {}, this spec's is {}): the spec changed since the shard ran; rerun it or merge with the spec it ran",
+            path.display(),
+            found.spec,
+            found.fingerprint,
+            expect.fingerprint
+        )
+    })
 }

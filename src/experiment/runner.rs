@@ -130,6 +130,18 @@ pub fn results_path(out: &Path, shard: Option<(usize, usize)>) -> PathBuf {
     }
 }
 
+/// The header of a results file (None: an empty file).
+pub fn read_header(path: &Path) -> Result<Option<Header>> {
+    let io = |e| Error::io(path.display().to_string(), e);
+    let f = File::open(path).map_err(io)?;
+    match BufReader::new(f).lines().next() {
+        None => Ok(None),
+        Some(l) => serde_json::from_str(&l.map_err(io)?)
+            .map(Some)
+            .map_err(|e| Error::Config(format!("{}: bad header: {e}", path.display()))),
+    }
+}
+
 /// Reads a results file: its header and the complete cell lines (a torn last line from an
 /// interrupted write is dropped). Errors if the header is not `expect`'s.
 pub fn read_results(path: &Path, expect: &Header) -> Result<BTreeMap<usize, CellResult>> {
