@@ -1,9 +1,10 @@
 //! dpsgd-lab: the theory of DP-SGD under generalized Lipschitzness, made executable.
 //!
 //! Implements "Beyond Uniform Lipschitz Condition in Differentially Private Optimization":
-//! Algorithm 1 ([`dpsgd`]), the loss families with per-sample Lipschitz constants ([`loss`]),
+//! Algorithm 1 ([`dpsgd`]) and its empirical privacy audit ([`audit`]), the loss families with per-sample Lipschitz constants ([`loss`]),
 //! data sets ([`data`]), privacy accounting ([`privacy`]) and the theorems ([`theory`]).
 
+pub mod audit;
 pub mod clipnorm;
 pub mod config;
 pub mod data;
