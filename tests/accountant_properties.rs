@@ -83,7 +83,7 @@ fn analytic_gaussian_delta(s: f64, eps: f64) -> f64 {
 }
 
 /// The exact epsilon of the Gaussian mechanism with noise-to-sensitivity ratio s at delta, by
-/// bisection on the decreasing delta(eps) to 1e-13 absolute; returns the lower end of the
+/// bisection on the decreasing delta(eps) to 1e-13 relative; returns the lower end of the
 /// bracket, so it never overstates the truth.
 fn analytic_gaussian_epsilon(s: f64, delta: f64) -> f64 {
     if analytic_gaussian_delta(s, 0.0) <= delta {
@@ -94,7 +94,10 @@ fn analytic_gaussian_epsilon(s: f64, delta: f64) -> f64 {
         hi *= 2.0;
     }
     let mut lo = 0.0;
-    while hi - lo > 1e-13 {
+    for _ in 0..200 {
+        if hi - lo <= 1e-13 * hi.max(1.0) {
+            break;
+        }
         let mid = 0.5 * (lo + hi);
         if analytic_gaussian_delta(s, mid) > delta {
             lo = mid;
@@ -301,7 +304,8 @@ fn full_batch_accountants_dominate_the_exact_gaussian_composition() {
         if !le(exact, r) {
             return TestResult::error(format!("{ctx} > RDP {r:e}"));
         }
-        if sel % 2 == 0 {
+        // The PLD only on small grids (the FFT convolutions grow with T / z^2).
+        if sel % 2 == 0 && steps <= 64 && z >= 1.0 {
             let pld = PldAccountant {
                 discretization: 1e-2,
             };
