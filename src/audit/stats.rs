@@ -162,12 +162,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clopper_pearson_reference_values() {
-        // scipy.stats.beta.ppf(0.975, k + 1, n - k): k = 5, n = 100 -> 0.11283; k = 0, n = 100
-        // -> 1 - 0.025^(1/100) = 0.036217; k = 50, n = 100 -> 0.60169.
-        assert!((clopper_pearson_upper(5, 100, 0.025) - 0.112_834_7).abs() < 1e-6);
-        assert!((clopper_pearson_upper(0, 100, 0.025) - 0.036_217_4).abs() < 1e-6);
-        assert!((clopper_pearson_upper(50, 100, 0.025) - 0.601_690_3).abs() < 1e-6);
+    fn clopper_pearson_bound_solves_its_defining_equation() {
+        // The bound p must satisfy P(Binomial(n, p) <= k) = alpha; the binomial CDF is summed
+        // directly here (in logs), independently of the incomplete beta function.
+        let binom_cdf = |k: usize, n: usize, p: f64| -> f64 {
+            let mut lc = 0.0f64; // log C(n, i)
+            let mut s = 0.0;
+            for i in 0..=k {
+                if i > 0 {
+                    lc += ((n - i + 1) as f64).ln() - (i as f64).ln();
+                }
+                s += (lc + i as f64 * p.ln() + (n - i) as f64 * (-p).ln_1p()).exp();
+            }
+            s
+        };
+        for &(k, n, alpha) in &[(0, 100, 0.025), (5, 100, 0.025), (50, 100, 0.025), (3, 2000, 5e-4)] {
+            let p = clopper_pearson_upper(k, n, alpha);
+            let c = binom_cdf(k, n, p);
+            assert!((c - alpha).abs() < 1e-9 * alpha.max(1e-3), "k={k} n={n}: {p} gives {c}");
+        }
+        assert_eq!(clopper_pearson_upper(7, 7, 0.05), 1.0);
     }
 
     #[test]
