@@ -1,7 +1,7 @@
 //! dpsgd-lab: the theory of DP-SGD under generalized Lipschitzness, made executable.
 //!
 //! Implements "Beyond Uniform Lipschitz Condition in Differentially Private Optimization":
-//! Algorithm 1 ([`dpsgd`]), the loss families with per-sample Lipschitz constants ([`loss`]),
+//! Algorithm 1 ([`dpsgd`]) and its empirical privacy audit ([`audit`]), the loss families with per-sample Lipschitz constants ([`loss`]),
 //! data sets ([`data`]), privacy accounting ([`privacy`]) and the theorems ([`theory`]).
 //!
 //! # Layers
@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! cli, main                      the command line (src/cli, src/main.rs)
-//! experiment, clipnorm           Monte Carlo verification; the clip-norm study
+//! experiment, clipnorm, audit    Monte Carlo verification; the clip-norm study; privacy audit
 //! config                         run configurations and data sources, assembled from below
 //! theory, lower_bound            the theorems' schedules and bounds; the Appendix L instance
 //! dpsgd -> privacy               Algorithm 1; accountants (fill dpsgd's Calibrator seam)
@@ -20,6 +20,7 @@
 //!   k_serde
 //! ```
 
+pub mod audit;
 pub mod clipnorm;
 pub mod config;
 pub mod data;

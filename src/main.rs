@@ -24,6 +24,8 @@ enum Command {
     Theory(cli::theory::TheoryArgs),
     /// Privacy accounting: epsilon of a run, noise calibration, zCDP conversion.
     Privacy(cli::privacy::PrivacyArgs),
+    /// Empirical privacy audit: a lower bound on epsilon for Algorithm 1 as implemented.
+    Audit(cli::audit::AuditArgs),
     /// Clip-norm study (Section 5.2, Figure 1, Tables 3-7): accuracy against tau.
     Clipnorm(cli::clipnorm::ClipnormArgs),
     /// Run one experiment spec (Monte Carlo rate check): results, report and plots.
@@ -49,6 +51,7 @@ fn main() {
         Command::LowerBound(a) => cli::lower_bound::run(a),
         Command::Theory(a) => cli::theory::run(a),
         Command::Privacy(a) => cli::privacy::run(a),
+        Command::Audit(a) => cli::audit::run(a),
         Command::Clipnorm(a) => cli::clipnorm::run(a),
         Command::Run(a) => cli::run::run(a),
         Command::Verify(a) => cli::verify::run(a),

@@ -1,6 +1,7 @@
 //! Subcommands. Convention: human-readable output by default; with `--json` the last line of
 //! stdout is one JSON object.
 
+pub mod audit;
 pub mod clipnorm;
 pub mod data;
 pub mod lower_bound;

@@ -2,8 +2,14 @@
 
 /// log(e^a + e^b).
 pub fn log_add(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        // Never let a NaN turn into a small value downstream: the callers sum positive terms,
+        // so an undefined term makes the sum unbounded (conservative).
+        return f64::INFINITY;
+    }
     let (hi, lo) = if a > b { (a, b) } else { (b, a) };
-    if lo == f64::NEG_INFINITY {
+    if lo == f64::NEG_INFINITY || hi == f64::INFINITY {
+        // inf + inf would give inf - inf = NaN below.
         return hi;
     }
     hi + (lo - hi).exp().ln_1p()
@@ -52,6 +58,16 @@ mod tests {
             + (-0.5 * r + 0.75 * r * r - 1.875 * r * r * r).ln_1p();
         assert!((direct - asym).abs() < 1e-9, "{direct} vs {asym}");
         assert!((log_erfc(19.999) - log_erfc(20.001)).abs() < 0.1);
+    }
+
+    #[test]
+    fn log_add_never_nan() {
+        assert_eq!(log_add(f64::INFINITY, f64::INFINITY), f64::INFINITY);
+        assert_eq!(log_add(f64::NAN, 0.0), f64::INFINITY);
+        assert_eq!(
+            log_add(f64::NEG_INFINITY, f64::NEG_INFINITY),
+            f64::NEG_INFINITY
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! and both are upper bounds; we report eps(2h) - eps(h) as the discretization error estimate.
 
 use super::fft::convolve_two;
-use super::math::norm_sf;
+use super::math::{log_add, log_sub, norm_sf};
 use super::validate::{check_delta, check_q, check_steps, check_z};
 use crate::error::{Error, Result};
 
@@ -58,6 +58,8 @@ struct Pmf {
     k0: i64,
     p: Vec<f64>,
     inf: f64,
+    /// Optimistic (lower-bound) distribution: truncation moves mass down, never up.
+    optimistic: bool,
 }
 
 impl Pmf {
@@ -73,6 +75,7 @@ impl Pmf {
                 k0: a.k0 + b.k0,
                 p,
                 inf: 1.0 - (1.0 - a.inf) * (1.0 - b.inf),
+                optimistic: a.optimistic,
             };
             out.truncate();
             out
@@ -81,6 +84,9 @@ impl Pmf {
     }
 
     /// Pessimistic truncation: upper tail to +inf, lower tail up onto the first kept atom.
+    /// Optimistic truncation (lower bounds): upper tail down onto the last kept atom, lower tail
+    /// dropped; both can only decrease delta(eps), since delta(eps) = E_P[(1 - e^{eps - L})_+]
+    /// is increasing in every loss value and in every mass.
     fn truncate(&mut self) {
         let n = self.p.len();
         let (mut hi, mut acc) = (n, 0.0);
@@ -88,14 +94,20 @@ impl Pmf {
             acc += self.p[hi - 1];
             hi -= 1;
         }
-        self.inf += acc;
+        if self.optimistic {
+            self.p[hi - 1] += acc;
+        } else {
+            self.inf += acc;
+        }
         let (mut lo, mut low) = (0, 0.0);
         while lo + 1 < hi && low + self.p[lo] <= TAIL {
             low += self.p[lo];
             lo += 1;
         }
         let mut p = self.p[lo..hi].to_vec();
-        p[0] += low;
+        if !self.optimistic {
+            p[0] += low;
+        }
         self.k0 += lo as i64;
         self.p = p;
     }
@@ -244,25 +256,141 @@ fn one_step(q: f64, z: f64, h: f64, steps: usize) -> Result<(Pmf, Pmf)> {
         k0: k_lo,
         p: rem,
         inf: vals_d[n - 1],
+        optimistic: false,
     };
     let mut a = Pmf {
         k0: -k_hi,
         p: add,
         inf: vals_u[0] / t0,
+        optimistic: false,
     };
     r.truncate();
     a.truncate();
     Ok((r, a))
 }
 
+/// P(a <= N(0, 1) < b), from whichever tail keeps the digits.
+fn gauss_mass(a: f64, b: f64) -> f64 {
+    if a >= b {
+        0.0
+    } else if a >= 0.0 {
+        norm_sf(a) - norm_sf(b)
+    } else if b <= 0.0 {
+        norm_sf(-b) - norm_sf(-a)
+    } else {
+        1.0 - norm_sf(b) - norm_sf(-a)
+    }
+    .max(0.0)
+}
+
+/// The optimistic discretization of one step, as (remove PLD, add PLD): each privacy loss
+/// L = log(P/Q)(X), X ~ P, is rounded down to the lattice k h (Koskela, Jälkö and Honkela 2020;
+/// the "optimistic" PLD of dp_accounting). With every loss rounded down, every composed loss is
+/// <= the true one, so delta(eps) = E[(1 - e^{eps - L_1 - ... - L_T})_+] and the epsilon read off
+/// are lower bounds on the truth. X is kept within 10 standard deviations (mass beyond, < 1e-23,
+/// is dropped below and rounded down onto the top atom above).
+fn one_step_optimistic(q: f64, z: f64, h: f64) -> Result<(Pmf, Pmf)> {
+    let l1q = (-q).ln_1p();
+    let lq = q.ln();
+    let inv = 0.5 / z / z;
+    // Loss of the remove direction at x: log((1 - q) + q e^{(2x - 1)/(2 z^2)}), increasing.
+    let loss = |x: f64| {
+        let u = (2.0 * x - 1.0) * inv;
+        if q == 1.0 { u } else { log_add(l1q, lq + u) }
+    };
+    // Its inverse: the x with loss(x) = l (-inf below the loss's infimum log(1 - q)).
+    let x_of = |l: f64| {
+        let m = if q == 1.0 { l } else { log_sub(l, l1q) - lq };
+        if m == f64::NEG_INFINITY {
+            f64::NEG_INFINITY
+        } else {
+            z * z * m + 0.5
+        }
+    };
+    // P-mass of X in [a, b) for the remove direction's P = (1 - q) N(0, z^2) + q N(1, z^2), and
+    // the add direction's P = N(0, z^2).
+    let mass_p = |a: f64, b: f64| {
+        (1.0 - q) * gauss_mass(a / z, b / z) + q * gauss_mass((a - 1.0) / z, (b - 1.0) / z)
+    };
+    let mass_q = |a: f64, b: f64| gauss_mass(a / z, b / z);
+    let grid = |lo: f64, hi: f64| -> Result<(i64, usize)> {
+        let (k_lo, k_hi) = ((lo / h).floor() as i64, (hi / h).floor() as i64);
+        let n = (k_hi - k_lo + 1) as usize;
+        if !(lo.is_finite() && hi.is_finite()) || n > 50_000_000 {
+            return Err(Error::param(format!(
+                "optimistic PLD grid of {n} points: discretization {h} is too fine for z = {z}"
+            )));
+        }
+        Ok((k_lo, n))
+    };
+    // Remove: losses in [loss(x_lo), loss(x_hi)].
+    let (x_lo, x_hi) = (-10.0 * z, 1.0 + 10.0 * z);
+    let (k_lo, n) = grid(loss(x_lo), loss(x_hi))?;
+    let rem: Vec<f64> = (0..n)
+        .map(|i| {
+            let k = k_lo + i as i64;
+            let a = if i == 0 {
+                x_lo
+            } else {
+                x_of(k as f64 * h).max(x_lo)
+            };
+            let b = if i + 1 == n {
+                f64::INFINITY
+            } else {
+                x_of((k + 1) as f64 * h)
+            };
+            mass_p(a, b)
+        })
+        .collect();
+    // Add: the loss is -loss(x), X ~ N(0, z^2), x in [-10 z, 10 z]; the atom k holds
+    // -loss(x) in [k h, (k + 1) h), i.e. x in (x_of(-(k + 1) h), x_of(-k h)].
+    let (y_lo, y_hi) = (-10.0 * z, 10.0 * z);
+    let (j_lo, m) = grid(-loss(y_hi), -loss(y_lo))?;
+    let add: Vec<f64> = (0..m)
+        .map(|i| {
+            let k = j_lo + i as i64;
+            let a = if i == 0 {
+                y_hi
+            } else {
+                x_of(-(k as f64) * h).min(y_hi)
+            };
+            let b = if i + 1 == m {
+                f64::NEG_INFINITY
+            } else {
+                x_of(-((k + 1) as f64) * h)
+            };
+            // x in (b, a]: a continuous law gives the same mass to [b, a).
+            mass_q(b, a)
+        })
+        .collect();
+    let mk = |k0: i64, p: Vec<f64>| {
+        let mut out = Pmf {
+            k0,
+            p,
+            inf: 0.0,
+            optimistic: true,
+        };
+        out.truncate();
+        out
+    };
+    Ok((mk(k_lo, rem), mk(j_lo, add)))
+}
+
 /// Smallest eps >= 0 with max(delta_rem(eps), delta_add(eps)) <= delta, by bisection.
 fn epsilon_from(r: &Pmf, a: &Pmf, h: f64, delta: f64) -> f64 {
+    epsilon_bracket(r, a, h, delta).1
+}
+
+/// The final bisection bracket (lo, hi) of [`epsilon_from`]: delta(lo) > delta >= delta(hi), so
+/// the pair's epsilon lies in (lo, hi]; (0, 0) when delta(0) <= delta, (inf, inf) when the mass
+/// at +inf alone exceeds delta.
+fn epsilon_bracket(r: &Pmf, a: &Pmf, h: f64, delta: f64) -> (f64, f64) {
     let f = |e: f64| r.delta(e, h).max(a.delta(e, h));
     if r.inf.max(a.inf) >= delta {
-        return f64::INFINITY;
+        return (f64::INFINITY, f64::INFINITY);
     }
     if f(0.0) <= delta {
-        return 0.0;
+        return (0.0, 0.0);
     }
     let (mut lo, mut hi) = (0.0, r.max_loss(h).max(a.max_loss(h)) + h);
     for _ in 0..200 {
@@ -276,7 +404,7 @@ fn epsilon_from(r: &Pmf, a: &Pmf, h: f64, delta: f64) -> f64 {
             break;
         }
     }
-    hi
+    (lo, hi)
 }
 
 impl PldAccountant {
@@ -304,6 +432,22 @@ impl PldAccountant {
         let (r1, a1) = one_step(q, z, h, steps)?;
         let (r, a) = Pmf::pow_two(&r1, &a1, steps);
         Ok(epsilon_from(&r, &a, h, delta))
+    }
+
+    /// A lower bound on the true epsilon at grid h: the optimistic PLD (every privacy loss
+    /// rounded down to the grid), the counterpart of [`PldAccountant::epsilon_upper`]. The true
+    /// epsilon lies in [epsilon_lower, epsilon_upper].
+    pub fn epsilon_lower(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
+        self.validate()?;
+        check_q(q)?;
+        check_z(z)?;
+        check_steps(steps)?;
+        check_delta(delta)?;
+        let h = self.discretization;
+        let (r1, a1) = one_step_optimistic(q, z, h)?;
+        let (r, a) = Pmf::pow_two(&r1, &a1, steps);
+        // The lower end of the bisection bracket is the side that keeps this a lower bound.
+        Ok(epsilon_bracket(&r, &a, h, delta).0)
     }
 
     /// Epsilon (upper bound) and its discretization error estimate eps(2h) - eps(h).

@@ -49,21 +49,51 @@ fn log_abs_binom(alpha: f64, i: u64) -> (f64, f64) {
     (log, sign)
 }
 
-/// log A_alpha for integer alpha >= 2: the binomial expansion
-/// A_alpha = sum_k C(alpha, k) (1 - q)^(alpha - k) q^k exp((k^2 - k) / (2 z^2)), all terms positive.
-fn log_a_int(q: f64, z: f64, alpha: u64) -> f64 {
+/// log A_alpha for integer alpha >= 2, from the binomial expansion
+/// A_alpha = sum_k C(alpha, k) (1 - q)^(alpha - k) q^k exp((k^2 - k) / (2 z^2)). The binomial
+/// weights sum to 1, so A_alpha - 1 = sum_{k >= 2} C(alpha, k) (1 - q)^(alpha - k) q^k
+/// expm1((k^2 - k) / (2 z^2)), a sum of positive terms: summing that (in logs) keeps full
+/// relative precision when A_alpha - 1 is tiny (small q or large z), where summing A_alpha itself
+/// would round A_alpha - 1 to 0 or below (and, past the clamp at 0, under-report the RDP).
+fn log_a_minus_1_int(q: f64, z: f64, alpha: u64) -> f64 {
     let (lq, l1q) = (q.ln(), (-q).ln_1p());
-    let mut acc = f64::NEG_INFINITY;
-    let mut log_binom = 0.0; // log C(alpha, 0)
-    for k in 0..=alpha {
-        if k > 0 {
+    let inv = 0.5 / z / z;
+    let mut acc = f64::NEG_INFINITY; // log(A - 1)
+    let mut log_binom = ((alpha * (alpha - 1) / 2) as f64).ln(); // log C(alpha, 2)
+    for k in 2..=alpha {
+        if k > 2 {
             log_binom += ((alpha - k + 1) as f64).ln() - (k as f64).ln();
         }
         let kf = k as f64;
-        let term = log_binom + kf * lq + (alpha - k) as f64 * l1q + (kf * kf - kf) / (2.0 * z * z);
+        let x = (kf * kf - kf) * inv;
+        // log(expm1(x)), without overflow for large x.
+        let log_em1 = if x > 40.0 {
+            x + (-(-x).exp()).ln_1p()
+        } else {
+            x.exp_m1().ln()
+        };
+        let term = log_binom + kf * lq + (alpha - k) as f64 * l1q + log_em1;
         acc = log_add(acc, term);
     }
     acc
+}
+
+/// log A_alpha for integer alpha (see [`log_a_minus_1_int`]).
+#[cfg(test)]
+fn log_a_int(q: f64, z: f64, alpha: u64) -> f64 {
+    log_add(0.0, log_a_minus_1_int(q, z, alpha))
+}
+
+/// log(log(1 + e^x)) without underflow for very negative x (where it is x) or overflow.
+fn log_log1p_exp(x: f64) -> f64 {
+    if x < -30.0 {
+        // log(1 + u) = u (1 - u/2 + ...), u = e^x < 1e-13.
+        x + (-0.5 * x.exp()).ln_1p()
+    } else if x > 30.0 {
+        (x + (-x).exp().ln_1p()).ln()
+    } else {
+        x.exp().ln_1p().ln()
+    }
 }
 
 /// log A_alpha for fractional alpha > 1 by MTZ 2019 Sec. 3.3: A = A_0 + A_1, the integrals over
@@ -119,12 +149,17 @@ fn log_a_frac(q: f64, z: f64, alpha: f64) -> Result<f64> {
         {
             let pos = log_add(p0, p1);
             let neg = log_add(n0, n1);
-            if neg >= pos {
+            let log_a = log_sub(pos, neg);
+            // A = e^pos - e^neg carries a rounding error of ~1e-15 e^pos; where A - 1 is not
+            // far above it (tiny q, large z), log A has no correct digits and could under-report
+            // the RDP, so the order is given up (the integer orders, summed without cancellation,
+            // remain).
+            if !(log_a.exp_m1().ln() > pos + 1e-9f64.ln()) {
                 return Err(Error::Numerical(format!(
-                    "RDP series at order {alpha} (q = {q}, z = {z}) cancelled to a non-positive value"
+                    "RDP series at order {alpha} (q = {q}, z = {z}) cancelled below its rounding error"
                 )));
             }
-            return Ok(log_sub(pos, neg));
+            return Ok(log_a);
         }
         last0 = s0;
         last1 = s1;
@@ -137,6 +172,31 @@ fn log_a_frac(q: f64, z: f64, alpha: f64) -> Result<f64> {
 /// RDP of order `alpha` > 1 of one step of the Poisson(q)-subsampled Gaussian with noise
 /// multiplier z > 0 (z = 0 is an error: no noise, no privacy); q = 1 gives alpha / (2 z^2).
 pub fn rdp_subsampled_gaussian(q: f64, z: f64, alpha: f64) -> Result<f64> {
+    let lr = log_rdp(q, z, alpha)?;
+    Ok(if q == 1.0 {
+        alpha * (0.5 / z / z)
+    } else {
+        lr.exp()
+    })
+}
+
+/// T times the one-step RDP: the plain product where the one-step value is a normal double,
+/// formed in logs only where it would underflow.
+fn composed(q: f64, z: f64, alpha: f64, steps: usize) -> Result<f64> {
+    let lr = log_rdp(q, z, alpha)?;
+    let t = steps as f64;
+    Ok(conservative(if q == 1.0 {
+        t * (alpha * (0.5 / z / z))
+    } else if lr > -690.0 {
+        t * lr.exp()
+    } else {
+        (t.ln() + lr).exp()
+    }))
+}
+
+/// log of [`rdp_subsampled_gaussian`], kept in logs so that T times a one-step RDP below the
+/// smallest double (tiny q, huge T) is not rounded to 0 before the multiplication.
+fn log_rdp(q: f64, z: f64, alpha: f64) -> Result<f64> {
     check_q(q)?;
     check_z(z)?;
     if !(alpha.is_finite() && alpha > 1.0) {
@@ -144,15 +204,28 @@ pub fn rdp_subsampled_gaussian(q: f64, z: f64, alpha: f64) -> Result<f64> {
             "RDP order alpha must be finite and > 1, but is {alpha}"
         )));
     }
-    if q == 1.0 {
-        return Ok(alpha / (2.0 * z * z));
+    // Never optimistic: 1/(2 z^2) overflows to +inf for z < ~1e-154 (z^2 underflows), and the
+    // expansions below would then form 0 * inf = NaN and collapse to 0 ("perfect privacy").
+    // Without representable noise there is no privacy: the RDP is +inf.
+    let inv_2z2 = 0.5 / z / z;
+    if !inv_2z2.is_finite() {
+        return Ok(f64::INFINITY);
     }
-    let log_a = if alpha.fract() == 0.0 && alpha <= 1e6 {
-        log_a_int(q, z, alpha as u64)
+    let log_am1 = (alpha - 1.0).ln();
+    if q == 1.0 {
+        return Ok(conservative(alpha.ln() + inv_2z2.ln()));
+    }
+    let log_log_a = if alpha.fract() == 0.0 && alpha <= 1e6 {
+        log_log1p_exp(log_a_minus_1_int(q, z, alpha as u64))
     } else {
-        log_a_frac(q, z, alpha)?
+        log_a_frac(q, z, alpha)?.max(0.0).ln()
     };
-    Ok((log_a / (alpha - 1.0)).max(0.0))
+    Ok(conservative(log_log_a - log_am1))
+}
+
+/// A NaN RDP value (an undefined intermediate) is replaced by +inf, the only safe upper bound.
+fn conservative(rdp: f64) -> f64 {
+    if rdp.is_nan() { f64::INFINITY } else { rdp }
 }
 
 /// (epsilon, optimal order) from RDP values `rdp[k]` at `orders[k]` and a target delta.
@@ -160,8 +233,20 @@ pub fn rdp_subsampled_gaussian(q: f64, z: f64, alpha: f64) -> Result<f64> {
 pub fn rdp_to_epsilon(orders: &[f64], rdp: &[f64], delta: f64, conv: Conversion) -> (f64, f64) {
     let mut best = (f64::INFINITY, f64::NAN);
     for (&a, &r) in orders.iter().zip(rdp) {
-        let eps = if r <= 0.0 || delta * delta + (-r).exp_m1() > 0.0 {
-            // delta >= sqrt(1 - e^{-r}) >= TV distance: (0, delta)-DP (dp_accounting's rule).
+        if r.is_nan() {
+            // Unknown RDP at this order: skip it (the minimum over the rest is still an upper
+            // bound); all skipped gives +inf.
+            continue;
+        }
+        // delta >= sqrt(1 - e^{-r}) >= TV distance: (0, delta)-DP (dp_accounting's rule), with
+        // 1e-9 relative margin for the rounding of r; r = 0 means r < 5e-324 (the curve is
+        // formed in logs, see [`RdpAccountant::rdp_curve`]).
+        let shortcut = if r > 0.0 {
+            delta * delta + (-r).exp_m1() * (1.0 + 1e-9) > 0.0
+        } else {
+            delta > 1e-161
+        };
+        let eps = if shortcut {
             0.0
         } else {
             match conv {
@@ -210,8 +295,8 @@ impl RdpAccountant {
         check_steps(steps)?;
         self.orders
             .iter()
-            .map(|&a| match rdp_subsampled_gaussian(q, z, a) {
-                Ok(r) => Ok(steps as f64 * r),
+            .map(|&a| match composed(q, z, a, steps) {
+                Ok(r) => Ok(r),
                 Err(Error::Numerical(_)) => Ok(f64::INFINITY),
                 Err(e) => Err(e),
             })

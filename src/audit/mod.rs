@@ -1,0 +1,369 @@
+//! An empirical lower bound on the epsilon of Algorithm 1 as [`crate::dpsgd`] runs it, by a
+//! distinguishing game with a canary (Nasr et al. 2021 "Adversary instantiation", Nasr et al.
+//! 2023 "Tight auditing of differentially private machine learning").
+//!
+//! The game: D holds n samples drawn by the usual generator (Gaussian features, Huber
+//! regression labels) in d - 1 features plus a coordinate that no sample uses; D' = D plus one
+//! "Dirac" canary whose gradient is `CANARY_NORM` tau along that unused coordinate e (a white-box
+//! gradient canary: the other samples' gradients never touch e). Every trial is a full run of
+//! [`DpSgd::run_observed`] (the real sampler, clipping, noise and step function) with streams
+//! derived from (seed, 2 i + side), so results are identical for any thread count. Removing the
+//! canary is run as replacing it by a point whose gradient is identically 0 (features 0): the
+//! sum of clipped gradients, the Poisson draws of the other samples and the public divisor
+//! b = q (n + 1) are then those of D, i.e. add/remove adjacency with the data set size public
+//! (as the accountants and Opacus treat it).
+//!
+//! Per step the update projected on e, in units of tau / b, is x_t = c_t + z N(0, 1) with
+//! c_t ~ Bernoulli(q) the canary's inclusion under D' (0 under D). Two threat models:
+//! - every iterate visible: the likelihood-ratio statistic sum_t log(1 - q + q e^{(2 x_t - 1)/(2 z^2)})
+//!   (Neyman-Pearson optimal for this pair; = (sum_t x_t - T/2) / z^2 at q = 1);
+//! - final iterate only: the final iterate's e-coordinate, -w_T[e] b / (eta tau) = sum_t x_t.
+//!
+//! Half of the trials (even indices) choose a threshold, the other half certify it with
+//! Clopper-Pearson bounds on both error rates (see [`stats::certify`]). Two routes: the
+//! (epsilon, delta) inequality on the rates (valid for any mechanism), and Gaussian DP, which
+//! reads a mu off the Gaussian trade-off curve and converts it (exact where the statistic is
+//! Gaussian, i.e. q = 1; a CLT approximation with subsampling).
+
+pub mod stats;
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::data::Dataset;
+use crate::data::generator::{Direction, GeneratorSpec, LabelModel};
+use crate::dpsgd::{DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule};
+use crate::error::{Error, Result, check_open};
+use crate::loss::{HuberLoss, Loss};
+use crate::privacy::gaussian::full_batch_epsilon;
+use crate::privacy::{PldAccountant, RdpAccountant};
+use crate::rng::{Purpose, stream};
+use stats::{Certified, Route, certify};
+
+/// The canary's gradient norm in units of tau: >= 1, so clipping binds on it.
+pub const CANARY_NORM: f64 = 10.0;
+/// Clip norm tau and learning rate eta of the audited runs (the statistic is scale-free).
+const TAU: f64 = 1.0;
+const ETA: f64 = 1.0;
+/// Huber threshold of the loss; the canary's label keeps its residual far above it.
+const HUBER_C: f64 = 1.0;
+const CANARY_LABEL: f64 = -1e12;
+
+/// A deliberately broken mechanism, for tests of the audit itself. Not reachable from the
+/// command line (the CLI always runs [`Fault::None`]).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fault {
+    /// The mechanism as shipped.
+    #[default]
+    None,
+    /// Noise multiplied by 0.5.
+    HalfNoise,
+    /// Clipping disabled (the noise still scaled to tau).
+    NoClipping,
+    /// Sampling at rate 2q while the claim accounts for q.
+    DoubleRate,
+}
+
+/// What to audit.
+#[derive(Debug, Clone)]
+pub struct AuditConfig {
+    /// Poisson sampling rate q in (0, 1].
+    pub q: f64,
+    /// Steps T.
+    pub steps: usize,
+    /// Noise multiplier z > 0.
+    pub z: f64,
+    /// delta of the claim and of the lower bounds.
+    pub delta: f64,
+    /// Trials per side (with and without the canary); half choose thresholds, half certify.
+    pub trials: usize,
+    /// Base seed.
+    pub seed: u64,
+    /// Samples in D besides the canary.
+    pub n: usize,
+    /// Features, including the canary's coordinate (>= 2).
+    pub d: usize,
+    /// Confidence level of the lower bounds, e.g. 0.95.
+    pub confidence: f64,
+    #[doc(hidden)]
+    pub fault: Fault,
+}
+
+/// The lower bounds for one threat model.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreatResult {
+    /// Clopper-Pearson threshold route: epsilon_lb at delta with the stated confidence.
+    pub epsilon_lb: f64,
+    /// Gaussian-DP route: epsilon of the certified mu lower bound.
+    pub epsilon_lb_gdp: f64,
+    /// Certified mu lower bound of the GDP route.
+    pub mu_lb: f64,
+    /// epsilon_lb / epsilon_claimed and epsilon_lb_gdp / epsilon_claimed.
+    pub ratio: f64,
+    pub ratio_gdp: f64,
+    /// Threshold and held-out error rates of the threshold route.
+    pub threshold: f64,
+    pub fpr: f64,
+    pub fnr: f64,
+    pub fpr_upper: f64,
+    pub fnr_upper: f64,
+}
+
+/// The audit's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditReport {
+    pub sample_rate: f64,
+    pub steps: usize,
+    pub noise_multiplier: f64,
+    pub delta: f64,
+    /// Claimed epsilon by the RDP accountant and by the PLD accountant (upper bound, h = 1e-4).
+    pub epsilon_rdp: f64,
+    pub epsilon_pld: f64,
+    /// min(RDP, PLD): the tightest claim; ratios are against it.
+    pub epsilon_claimed: f64,
+    /// Confidence level of every lower bound.
+    pub confidence: f64,
+    /// Trials per side, and how many of them certify (the other half choose thresholds).
+    pub trials: usize,
+    pub certifying_trials: usize,
+    /// Whether the GDP route is exact (q = 1) or an approximation.
+    pub gdp_exact: bool,
+    pub every_iterate: ThreatResult,
+    pub final_iterate: ThreatResult,
+    pub n: usize,
+    pub d: usize,
+    pub seed: u64,
+    pub wall_time_s: f64,
+    #[serde(skip_serializing_if = "is_none")]
+    pub fault: Fault,
+}
+
+fn is_none(f: &Fault) -> bool {
+    *f == Fault::None
+}
+
+impl AuditConfig {
+    fn validate(&self) -> Result<()> {
+        if !(self.q.is_finite() && self.q > 0.0 && self.q <= 1.0) {
+            return Err(Error::param(format!(
+                "sampling rate q must lie in (0, 1], but is {}",
+                self.q
+            )));
+        }
+        if self.steps == 0 {
+            return Err(Error::param("steps must be >= 1, but is 0"));
+        }
+        if !(self.z.is_finite() && self.z > 0.0) {
+            return Err(Error::param(format!(
+                "noise multiplier z must be positive and finite, but is {}",
+                self.z
+            )));
+        }
+        check_open("delta", self.delta, 0.0, 1.0)?;
+        check_open("confidence", self.confidence, 0.0, 1.0)?;
+        if self.trials < 20 {
+            return Err(Error::param(format!(
+                "trials must be >= 20 per side, but is {}",
+                self.trials
+            )));
+        }
+        if self.n == 0 || self.d < 2 {
+            return Err(Error::param(format!(
+                "the audit needs n >= 1 other samples and d >= 2 features, but n = {} and d = {}",
+                self.n, self.d
+            )));
+        }
+        if self.fault == Fault::DoubleRate && self.q > 0.5 {
+            return Err(Error::param("the doubled-rate fault needs q <= 1/2"));
+        }
+        Ok(())
+    }
+
+    /// D' (canary last, row n) and D (the canary's features zeroed: gradient identically 0).
+    fn datasets(&self) -> Result<(Dataset, Dataset)> {
+        let spec = GeneratorSpec {
+            n: self.n,
+            d: self.d - 1,
+            radial: None,
+            direction: Direction::Sphere,
+            labels: LabelModel::Regression {
+                noise_std: 0.5,
+                noise_dof: None,
+            },
+        };
+        let base = spec.generate(&mut stream(self.seed, 0, Purpose::Data))?;
+        let d = self.d;
+        let mut x = Vec::with_capacity((self.n + 1) * d);
+        for i in 0..self.n {
+            x.extend_from_slice(base.row(i));
+            x.push(0.0);
+        }
+        let mut y = base.y.clone();
+        let mut canary = vec![0.0; d];
+        canary[d - 1] = CANARY_NORM * TAU / HUBER_C;
+        x.extend_from_slice(&canary);
+        y.push(CANARY_LABEL);
+        let with = Dataset::new(x.clone(), y.clone(), d)?;
+        let n = x.len();
+        x[n - 1] = 0.0;
+        let without = Dataset::new(x, y, d)?;
+        Ok((with, without))
+    }
+
+    /// The DP-SGD configuration the trials run (with the fault, if any).
+    fn dpsgd(&self) -> Result<DpSgd> {
+        let rows = self.n + 1;
+        let b = self.q * rows as f64;
+        let (mut batch, mut z, mut tau) = (b, self.z, TAU);
+        match self.fault {
+            Fault::None => {}
+            Fault::HalfNoise => z *= 0.5,
+            Fault::NoClipping => {
+                // A clip norm no gradient reaches, with the noise kept at z TAU.
+                tau = 1e9 * CANARY_NORM * TAU;
+                z *= TAU / tau;
+            }
+            Fault::DoubleRate => batch = 2.0 * b,
+        }
+        // The run divides by its batch size 2b and scales the noise z tau by 1/(2b); the
+        // learning rate is doubled so that the update is that of the claimed mechanism
+        // (divisor b, noise z tau / b) except for the doubled sampling rate.
+        let cfg = DpSgdConfig {
+            steps: self.steps,
+            batch_size: batch,
+            learning_rate: StepSchedule::Constant(ETA * batch / b),
+            clip_norm: StepSchedule::Constant(tau),
+            noise: NoiseSpec::Multiplier { z },
+            projection: Projection::None,
+            output: OutputRule::LastIterate,
+            init: Init::Zeros,
+        };
+        DpSgd::new(cfg, rows, None)
+    }
+}
+
+/// Scores of one trial: (likelihood-ratio statistic over every iterate, final-iterate statistic).
+fn trial(
+    alg: &DpSgd,
+    loss: &dyn Loss,
+    data: &Dataset,
+    cfg: &AuditConfig,
+    replicate: u64,
+) -> Result<(f64, f64)> {
+    let e = cfg.d - 1;
+    let b = cfg.q * (cfg.n + 1) as f64;
+    let unit = b / (ETA * TAU);
+    let (q, z) = (cfg.q, cfg.z);
+    let inv = 0.5 / (z * z);
+    let (l1q, lq) = ((-q).ln_1p(), q.ln());
+    let mut prev = 0.0;
+    let mut lr = 0.0;
+    let out = alg.run_observed(loss, data, cfg.seed, replicate, &mut |t, w| {
+        if t > 0 {
+            let x = -(w[e] - prev) * unit;
+            let u = (2.0 * x - 1.0) * inv;
+            lr += if q == 1.0 {
+                u
+            } else {
+                let (a, c) = (l1q, lq + u);
+                let (hi, lo) = if a > c { (a, c) } else { (c, a) };
+                hi + (lo - hi).exp().ln_1p()
+            };
+        }
+        prev = w[e];
+    })?;
+    Ok((lr, -out.w_last[e] * unit))
+}
+
+/// Runs the audit.
+pub fn run_audit(cfg: &AuditConfig) -> Result<AuditReport> {
+    cfg.validate()?;
+    let start = Instant::now();
+    let epsilon_rdp = RdpAccountant::default()
+        .epsilon(cfg.q, cfg.steps, cfg.z, cfg.delta)?
+        .epsilon;
+    let epsilon_pld = PldAccountant::default().epsilon_upper(cfg.q, cfg.steps, cfg.z, cfg.delta)?;
+    let claimed = epsilon_rdp.min(epsilon_pld);
+    let (with, without) = cfg.datasets()?;
+    let loss = HuberLoss::new(cfg.d, HUBER_C)?;
+    let alg = cfg.dpsgd()?;
+    let r = cfg.trials as u64;
+    // Side 0 (D) and side 1 (D'), trial i: replicate 2 i + side.
+    let scores: Vec<(f64, f64)> = (0..2 * r)
+        .into_par_iter()
+        .map(|k| {
+            let data = if k % 2 == 1 { &with } else { &without };
+            trial(&alg, &loss, data, cfg, k)
+        })
+        .collect::<Result<_>>()?;
+    // Even trial index selects, odd certifies.
+    let pick = |side: u64, parity: u64, which: usize| -> Vec<f64> {
+        (0..r)
+            .filter(|i| i % 2 == parity)
+            .map(|i| {
+                let s = scores[(2 * i + side) as usize];
+                if which == 0 { s.0 } else { s.1 }
+            })
+            .collect()
+    };
+    let alpha = 1.0 - cfg.confidence;
+    let delta = cfg.delta;
+    let eps_of_mu = |mu: f64| {
+        if mu <= 0.0 {
+            0.0
+        } else {
+            full_batch_epsilon(1, 1.0 / mu, delta).unwrap_or(f64::INFINITY)
+        }
+    };
+    let threat = |which: usize| -> ThreatResult {
+        let sel = (pick(0, 0, which), pick(1, 0, which));
+        let hold = (pick(0, 1, which), pick(1, 1, which));
+        let run = |route| -> Certified {
+            certify(
+                (&sel.0, &sel.1),
+                (&hold.0, &hold.1),
+                delta,
+                alpha,
+                route,
+                &eps_of_mu,
+            )
+        };
+        let (t, g) = (run(Route::Threshold), run(Route::Gdp));
+        ThreatResult {
+            epsilon_lb: t.epsilon_lb,
+            epsilon_lb_gdp: g.epsilon_lb,
+            mu_lb: g.mu_lb,
+            ratio: t.epsilon_lb / claimed,
+            ratio_gdp: g.epsilon_lb / claimed,
+            threshold: t.threshold,
+            fpr: t.fpr,
+            fnr: t.fnr,
+            fpr_upper: t.fpr_upper,
+            fnr_upper: t.fnr_upper,
+        }
+    };
+    Ok(AuditReport {
+        sample_rate: cfg.q,
+        steps: cfg.steps,
+        noise_multiplier: cfg.z,
+        delta,
+        epsilon_rdp,
+        epsilon_pld,
+        epsilon_claimed: claimed,
+        confidence: cfg.confidence,
+        trials: cfg.trials,
+        certifying_trials: cfg.trials / 2,
+        gdp_exact: cfg.q == 1.0,
+        every_iterate: threat(0),
+        final_iterate: threat(1),
+        n: cfg.n,
+        d: cfg.d,
+        seed: cfg.seed,
+        wall_time_s: start.elapsed().as_secs_f64(),
+        fault: cfg.fault,
+    })
+}
