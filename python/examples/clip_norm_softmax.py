@@ -14,8 +14,9 @@ EPOCHS, BATCH, LR = 10, 100, 0.5
 
 # Data: 6000 samples, 10 features, 4 classes, heavy-tailed norms (Pareto radial law).
 X, y = dl.generate({"n": 6000, "d": 10,
-                    "radial": {"k": 2.0, "g": 3.0, "law": {"family": "pareto"}},
-                    "labels": {"kind": "multinomial", "classes": 4, "separable": True}}, seed=1)
+                    "radial": {"k": 2.0, "g": 3.0, "law": {"family": "pareto", "alpha": 2.5}},
+                    "labels": {"kind": "multinomial", "classes": 4, "separable": True}},
+                   seed=1)
 n_train = 5000
 Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 n, d = Xtr.shape
