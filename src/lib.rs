@@ -11,7 +11,8 @@
 //! ```text
 //! cli, main                      the command line (src/cli, src/main.rs)
 //! experiment, clipnorm, audit    Monte Carlo verification; the clip-norm study; privacy audit
-//! config                         run configurations and data sources, assembled from below
+//! config, train                  run configurations and data sources, assembled from below;
+//!                                  one `train` run (CLI and Python share it)
 //! theory, lower_bound            the theorems' schedules and bounds; the Appendix L instance
 //! dpsgd -> privacy               Algorithm 1; accountants (fill dpsgd's Calibrator seam)
 //! loss, data, plot               per-sample losses; generators, CSV, summaries; figures
@@ -38,5 +39,6 @@ pub mod privacy;
 pub mod rng;
 pub mod stats;
 pub mod theory;
+pub mod train;
 
 pub use error::{Error, Result};

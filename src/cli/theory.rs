@@ -13,6 +13,7 @@ use dpsgd_lab::theory::alpha::{
     AlphaEstimate, AlphaOptions, estimate_alpha_curve, per_sample_minima,
 };
 use dpsgd_lab::theory::phi::{PhiInputs, epsilon_for_phi, n_for_phi, phi};
+use dpsgd_lab::theory::schedules::lower::hypothesis_warnings;
 use dpsgd_lab::theory::schedules::{BoundKind, Prescription, TheoremId, TheoryParams, prescribe};
 
 /// Theorems as code: phi, schedules (T, tau, eta), explicit bounds and exponents.
@@ -214,20 +215,8 @@ fn schedule(a: &ScheduleArgs) -> Result<()> {
         c_lower: a.c_lower,
     };
     let mut p = prescribe(id, phi_v, &params)?;
-    if let (true, Some(inp)) = (id.is_lower_bound(), inputs) {
-        if inp.delta >= (-inp.epsilon * inp.epsilon).exp() {
-            p.notes.push(format!(
-                "WARNING: delta = {} >= exp(-eps^2) = {}: the lower bound's hypothesis fails",
-                inp.delta,
-                (-inp.epsilon * inp.epsilon).exp()
-            ));
-        }
-        let pp = 2.0 * (inp.d * (1.0 / inp.delta).ln()).sqrt() / (inp.n * inp.epsilon);
-        if pp >= 0.5 {
-            p.notes.push(format!(
-                "WARNING: the hard instance needs p = 2 sqrt(d log(1/delta))/(n eps) < 1/2, but p = {pp}"
-            ));
-        }
+    if let Some(inp) = &inputs {
+        p.notes.extend(hypothesis_warnings(id, inp));
     }
     print_prescription(&p);
     if let Some(b) = a.dpsgd_toml {

@@ -5,12 +5,10 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use serde::Serialize;
 
 use dpsgd_lab::config::{TrainConfig, load_toml};
-use dpsgd_lab::dpsgd::{DpSgd, NoiseSpec, RunSummary};
-use dpsgd_lab::privacy;
 use dpsgd_lab::rng::{Purpose, stream};
+use dpsgd_lab::train::{ReportOptions, train};
 
 /// Run DP-SGD (Algorithm 1) once and print a summary.
 #[derive(Debug, Args)]
@@ -33,59 +31,6 @@ pub struct TrainArgs {
     pub delta: f64,
 }
 
-/// The privacy a run actually has, by a real accountant, and the effective nu that connects it
-/// to Theorem 3.4 and phi (Eq. 1).
-#[derive(Debug, Serialize)]
-struct PrivacyReport {
-    accountant: String,
-    delta: f64,
-    /// epsilon spent by T compositions of the Poisson-subsampled Gaussian at (q, z).
-    epsilon_spent: f64,
-    /// z: the sum of clipped gradients gets N(0, z^2 tau^2 I).
-    noise_multiplier: f64,
-    /// nu_eff = (z eps / (q sqrt(T log(1/delta))))^2: Theorem 3.4's nu for this run.
-    nu_eff: f64,
-    /// phi = sqrt(nu_eff p log(1/delta)) / (n eps), Eq. (1), with p the number of parameters.
-    phi: f64,
-}
-
-#[derive(Debug, Serialize)]
-struct TrainReport {
-    #[serde(flatten)]
-    summary: RunSummary,
-    /// Absent for a noiseless run (epsilon is infinite).
-    privacy: Option<PrivacyReport>,
-}
-
-fn privacy_report(
-    args: &TrainArgs,
-    cfg: &TrainConfig,
-    s: &RunSummary,
-) -> Result<Option<PrivacyReport>> {
-    let z = s.noise_multiplier;
-    if z <= 0.0 {
-        return Ok(None);
-    }
-    let accountant = match (&args.accountant, &cfg.dpsgd.noise) {
-        (Some(a), _) => a.clone(),
-        (None, NoiseSpec::Target { accountant, .. }) => accountant.clone(),
-        _ => "rdp".to_string(),
-    };
-    let delta = cfg.dpsgd.noise.delta().unwrap_or(args.delta);
-    let q = s.batch_size / s.n as f64;
-    let eps = privacy::epsilon_spent(&accountant, q, s.steps, z, delta)?;
-    let nu_eff = privacy::nu_eff(z, q, s.steps, eps, delta)?;
-    let phi = (nu_eff * s.params as f64 * (1.0 / delta).ln()).sqrt() / (s.n as f64 * eps);
-    Ok(Some(PrivacyReport {
-        accountant,
-        delta,
-        epsilon_spent: eps,
-        noise_multiplier: z,
-        nu_eff,
-        phi,
-    }))
-}
-
 pub fn run(args: &TrainArgs) -> Result<()> {
     let mut cfg: TrainConfig = load_toml(&args.config)?;
     if let Some(s) = args.seed {
@@ -95,31 +40,22 @@ pub fn run(args: &TrainArgs) -> Result<()> {
     let data = cfg
         .data
         .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
-    let loss = cfg.loss.build(&data)?;
-    let cal = match &cfg.dpsgd.noise {
-        NoiseSpec::Target { accountant, .. } => Some(privacy::calibrator(accountant)?),
-        _ => None,
-    };
-    let alg = DpSgd::new(cfg.dpsgd.clone(), data.n, cal.as_deref())?;
-    let w0 = alg.initial_point(
-        loss.param_dim(),
-        &mut stream(cfg.seed, cfg.replicate, Purpose::Init),
-    )?;
-    let out = alg.run(loss.as_ref(), &data, cfg.seed, cfg.replicate)?;
-    let summary = RunSummary::new(
-        loss.as_ref(),
+    let run = train(
+        cfg.seed,
+        cfg.replicate,
+        &cfg.loss,
+        &cfg.dpsgd,
         &data,
-        &alg,
-        &w0,
-        &out,
-        start.elapsed().as_secs_f64(),
-    );
-    let privacy = privacy_report(args, &cfg, &summary)?;
+        &ReportOptions {
+            accountant: args.accountant.clone(),
+            delta: args.delta,
+        },
+        start,
+    )?;
     if args.json {
-        let report = TrainReport { summary, privacy };
-        println!("{}", serde_json::to_string(&report)?);
+        println!("{}", serde_json::to_string(&run)?);
     } else {
-        let s = &summary;
+        let s = &run.summary;
         println!(
             "DP-SGD run: {} loss, n = {}, d = {}, {} parameters",
             s.loss, s.n, s.d, s.params
@@ -141,7 +77,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         println!("  f(w_avg)  = {:.6}", s.f_w_avg);
         println!("  ||grad f(w_priv)||^2 = {:.6e}", s.grad_norm_sq_w_priv);
         println!("  wall time = {:.3} s", s.wall_time_s);
-        match &privacy {
+        match &run.privacy {
             Some(p) => println!(
                 "  privacy ({}): ({:.4}, {:.0e})-DP spent; nu_eff = {:.4}, phi = {:.4e}",
                 p.accountant, p.epsilon_spent, p.delta, p.nu_eff, p.phi

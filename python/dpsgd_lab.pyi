@@ -1,0 +1,110 @@
+"""dpsgd-lab from Python: the accountants, the theorems' schedules and bounds, the heavy-tailed
+generators, the Appendix L instance, the private clip norm and Algorithm 1 of "Beyond Uniform
+Lipschitz Condition in Differentially Private Optimization", backed by the Rust library.
+
+Every function computes what the `dpsgd-lab` CLI computes, bit for bit; bad input raises
+ValueError with the CLI's message; long calls release the GIL.
+"""
+
+from os import PathLike
+from typing import Any, Literal, Mapping, Sequence, overload
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+Accountant = Literal["rdp", "pld", "prv"]
+ArrayLike = npt.ArrayLike
+Config = Mapping[str, Any] | str | PathLike[str]
+
+@overload
+def epsilon(q: float, steps: int, noise_multiplier: float, delta: float,
+            accountant: Accountant = "rdp", details: Literal[False] = False,
+            orders: Sequence[float] | None = None) -> float: ...
+@overload
+def epsilon(q: float, steps: int, noise_multiplier: float, delta: float,
+            accountant: Accountant = "rdp", *, details: Literal[True],
+            orders: Sequence[float] | None = None) -> dict[str, Any]: ...
+def epsilon(q: float, steps: int, noise_multiplier: float, delta: float,
+            accountant: Accountant = "rdp", details: bool = False,
+            orders: Sequence[float] | None = None) -> float | dict[str, Any]:
+    """epsilon spent by `steps` Poisson-subsampled Gaussian steps (rate q, noise multiplier z)
+    at `delta`: RDP (Mironov et al. 2019; conversion of Balle et al. 2020) or PLD.
+    details=True gives the dict of `dpsgd-lab privacy epsilon --json` (order or error, nu_eff)."""
+
+@overload
+def calibrate(q: float, steps: int, epsilon: float, delta: float,
+              accountant: Accountant = "rdp", details: Literal[False] = False) -> float: ...
+@overload
+def calibrate(q: float, steps: int, epsilon: float, delta: float,
+              accountant: Accountant = "rdp", *, details: Literal[True]) -> dict[str, Any]: ...
+def calibrate(q: float, steps: int, epsilon: float, delta: float,
+              accountant: Accountant = "rdp", details: bool = False) -> float | dict[str, Any]:
+    """The smallest noise multiplier z (to relative 1e-6, rounded up) reaching (epsilon, delta)."""
+
+def nu_eff(noise_multiplier: float, q: float, steps: int, epsilon: float, delta: float) -> float:
+    """Thm 3.4 solved for nu: nu_eff = (z eps / (q sqrt(T log(1/delta))))^2."""
+
+def zcdp(epsilon: float, delta: float) -> tuple[float, float]:
+    """Lemma L.2: (epsilon, delta)-DP implies (xi, rho)-zCDP (Bun and Steinke 2016, Lemma 22)."""
+
+def phi(n: float, d: float, epsilon: float, delta: float, nu: float) -> float:
+    """Eq. (1): phi = sqrt(nu d log(1/delta)) / (n epsilon)."""
+
+def schedule(theorem: str, *, phi: float | None = None, n: float | None = None,
+             d: float | None = None, epsilon: float | None = None, delta: float | None = None,
+             nu: float | None = None, k: float | str | None = None, G: float | None = None,
+             gamma: float | None = None, C: float | None = None, dist0: float | None = None,
+             D_W: float | None = None, D: float | None = None, L: float | None = None,
+             f_gap: float | None = None, G_n: float | None = None, alpha: float | None = None,
+             Delta: float | None = None, tau: float | None = None, T: float | None = None,
+             c_lower: float | None = None) -> dict[str, Any]:
+    """A theorem's schedule (T, tau, eta), explicit bound and terms, probability and predicted
+    exponent of phi, as `dpsgd-lab theory schedule --json` (Thms 5.4/H.1, I.1, 6.2/J.1, 6.5/K.1,
+    6.8/N.1, lower bounds 6.6/L.1 and I.3)."""
+
+def per_sample_lipschitz(x: ArrayLike, y: ArrayLike,
+                         loss: str | Mapping[str, Any] | None = None) -> npt.NDArray[np.float64]:
+    """G_i = sup_w ||grad l(w; x_i, y_i)|| per row (Section 3); loss "logistic" by default."""
+
+def describe(x: ArrayLike, y: ArrayLike, loss: str | Mapping[str, Any] | None = None,
+             k: float = 2.0) -> dict[str, Any]:
+    """Percentiles 0/10/20/40/80/100 of the G_i (Section 5), G_Z^k (Assumption 6.1), Hill index."""
+
+def generate(spec: Config, seed: int | None = None
+             ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """(X, y) from a generator spec (dict or TOML path): the data `train` draws (replicate 0)."""
+
+def private_min_lipschitz(g: ArrayLike, epsilon: float, lo: float, hi: float, seed: int = 0,
+                          grid_size: int = 200, target_count: int = 1) -> dict[str, Any]:
+    """RNMM (Section 5.2, Table 3): Report Noisy Max over log-spaced candidates on [lo, hi],
+    pure epsilon-DP. Returns {"value", "index", "epsilon"}."""
+
+def recommend_clip_norm(per_sample_norms: ArrayLike, epsilon: float, delta: float, *,
+                        lo: float, hi: float, rnmm_epsilon: float = 0.3, grid_size: int = 200,
+                        seed: int = 0, sample_rate: float | None = None,
+                        steps: int | None = None, accountant: Accountant = "rdp"
+                        ) -> dict[str, Any]:
+    """Remark 5.6: clip at G_1 = min_i G_i, chosen privately by RNMM (rnmm_epsilon) on the public
+    range [lo, hi]; DP-SGD gets epsilon - rnmm_epsilon (basic composition). Returns clip_norm,
+    rnmm_epsilon, dpsgd_epsilon, epsilon, delta, and noise_multiplier when sample_rate and
+    steps are given."""
+
+def lower_bound_instance(n: int, d: int, k: float, epsilon: float, delta: float,
+                         nu: float = 1.0, seed: int = 0, codeword: int = 0,
+                         packing_seed: int = 0) -> dict[str, Any]:
+    """n draws from Q_v of Thm L.1 (p of Eq. 96, G = 3||v|| of Eq. 100) with the closed-form
+    empirical optimum w*, f* (Eq. 105): keys X, y, w_star, f_star, xbar_norm, optimum, p, phi,
+    G, v, w_star_population."""
+
+def train(x: ArrayLike | None = None, y: ArrayLike | None = None, *, config: Config,
+          seed: int | None = None, accountant: Accountant | None = None,
+          delta: float = 1e-5) -> dict[str, Any]:
+    """Algorithm 1 once, as `dpsgd-lab train --json`: f(w_priv), f(w_T), sigma_n, the clipped
+    fraction, "privacy" (epsilon spent, nu_eff, phi of Eq. (1)) and the iterates w_priv,
+    w_last, w_avg as float64 arrays."""
+
+def run_spec(path: str | PathLike[str], full: bool = False,
+             out: str | PathLike[str] | None = None) -> list[dict[str, str]]:
+    """One experiment spec's Monte Carlo rate check; the verify table rows."""

@@ -1,0 +1,893 @@
+//! The Python module `dpsgd_lab`: dpsgd-lab's accountants, the theorems' schedules and bounds,
+//! the data generators, the Appendix L instance, the private clip norm and Algorithm 1, with
+//! numpy arrays in and out. Every function calls the same library code as the `dpsgd-lab` CLI,
+//! so results are bit for bit the CLI's; errors raise `ValueError` with the CLI's message; long
+//! calls release the GIL.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde::Deserialize;
+
+use dpsgd::config::{TrainConfig, from_toml_str};
+use dpsgd::data::Dataset;
+use dpsgd::data::generator::GeneratorSpec;
+use dpsgd::data::summary::LipschitzSummary;
+use dpsgd::dpsgd::DpSgdConfig;
+use dpsgd::experiment::{self, RunOptions, Scale, Spec, report};
+use dpsgd::loss::{LossSpec, lipschitz_constants};
+use dpsgd::lower_bound::AppendixLSpec;
+use dpsgd::privacy::{
+    self, AccountantKind, PldAccountant, RdpAccountant, RnmmConfig, calibrate_noise,
+};
+use dpsgd::rng::{Purpose, stream};
+use dpsgd::theory::phi::PhiInputs;
+use dpsgd::theory::schedules::lower::hypothesis_warnings;
+use dpsgd::theory::schedules::{TheoremId, TheoryParams, prescribe};
+use dpsgd::train::{ReportOptions, train as train_run};
+
+/// A library error as the CLI prints it (`error: {e:#}` without the prefix) as a ValueError.
+fn err<E: Into<anyhow::Error>>(e: E) -> PyErr {
+    let e: anyhow::Error = e.into();
+    PyValueError::new_err(format!("{e:#}").replace('\n', " "))
+}
+
+fn value_error(msg: impl Into<String>) -> PyErr {
+    PyValueError::new_err(msg.into())
+}
+
+/// Any serializable result as plain Python objects (dicts, lists, floats), through JSON as the
+/// CLI's `--json` prints it.
+fn to_py<'py, T: serde::Serialize>(py: Python<'py>, v: &T) -> PyResult<Bound<'py, PyAny>> {
+    let s = serde_json::to_string(v).map_err(err)?;
+    py.import("json")?.call_method1("loads", (s,))
+}
+
+/// A Python value as TOML: dicts become tables (keys with value None are left out), lists and
+/// tuples arrays; bool, int, float and str as themselves.
+fn to_toml(obj: &Bound<'_, PyAny>) -> PyResult<Option<toml::Value>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Some(toml::Value::Boolean(obj.extract()?)));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(Some(toml::Value::Integer(obj.extract()?)));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(Some(toml::Value::Float(obj.extract()?)));
+    }
+    if obj.is_instance_of::<PyString>() {
+        return Ok(Some(toml::Value::String(obj.extract()?)));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut t = toml::Table::new();
+        for (k, v) in d.iter() {
+            let key: String = k
+                .extract()
+                .map_err(|_| value_error(format!("config keys must be strings, but got {k}")))?;
+            if let Some(v) = to_toml(&v)? {
+                t.insert(key, v);
+            }
+        }
+        return Ok(Some(toml::Value::Table(t)));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut a = Vec::new();
+        for v in obj.try_iter()? {
+            if let Some(v) = to_toml(&v?)? {
+                a.push(v);
+            }
+        }
+        return Ok(Some(toml::Value::Array(a)));
+    }
+    // numpy scalars and other numbers: integers have __index__, floats do not.
+    if obj.hasattr("__index__")?
+        && let Ok(i) = obj.extract::<i64>()
+    {
+        return Ok(Some(toml::Value::Integer(i)));
+    }
+    if let Ok(x) = obj.extract::<f64>() {
+        return Ok(Some(toml::Value::Float(x)));
+    }
+    Err(value_error(format!(
+        "cannot use a {} in a config: use dicts, lists, str, int, float or bool",
+        obj.get_type().name()?
+    )))
+}
+
+/// A config given as a dict (the TOML's keys) or as the path of a TOML file: the TOML text and
+/// the name errors cite.
+fn config_text(config: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
+    if config.is_instance_of::<PyDict>() {
+        let v = to_toml(config)?.expect("a dict");
+        let text = toml::to_string(&v).map_err(err)?;
+        return Ok((text, "config".to_string()));
+    }
+    let path: PathBuf = config
+        .extract()
+        .map_err(|_| value_error("config must be a dict or the path of a TOML file"))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| err(dpsgd::Error::io(path.display().to_string(), e)))?;
+    Ok((text, path.display().to_string()))
+}
+
+/// Features as an (n, d) float64 matrix, row-major, from any array-like (any dtype, any strides).
+fn matrix(py: Python<'_>, x: &Bound<'_, PyAny>, name: &str) -> PyResult<(Vec<f64>, usize, usize)> {
+    let np = py.import("numpy")?;
+    let kw = PyDict::new(py);
+    kw.set_item("dtype", "float64")?;
+    let a = np.call_method("asarray", (x,), Some(&kw))?;
+    let a: PyReadonlyArray2<f64> = a.extract().map_err(|_| {
+        value_error(format!(
+            "{name} must be a 2-D array (n samples x d features), but has shape {}",
+            a.getattr("shape").map_or("?".into(), |s| s.to_string())
+        ))
+    })?;
+    let v = a.as_array();
+    let (n, d) = v.dim();
+    Ok((v.iter().copied().collect(), n, d))
+}
+
+/// A vector as float64 from any array-like.
+fn vector(py: Python<'_>, x: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
+    let np = py.import("numpy")?;
+    let kw = PyDict::new(py);
+    kw.set_item("dtype", "float64")?;
+    let a = np.call_method("asarray", (x,), Some(&kw))?;
+    let a: PyReadonlyArray1<f64> = a.extract().map_err(|_| {
+        value_error(format!(
+            "{name} must be a 1-D array, but has shape {}",
+            a.getattr("shape").map_or("?".into(), |s| s.to_string())
+        ))
+    })?;
+    Ok(a.as_array().iter().copied().collect())
+}
+
+/// (X, y) as a data set; checks finiteness and shapes as the CSV loader does.
+fn dataset(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Dataset> {
+    let (xs, n, d) = matrix(py, x, "X")?;
+    let ys = vector(py, y, "y")?;
+    if ys.len() != n {
+        return Err(value_error(format!(
+            "data: dimension mismatch: X has {n} rows but y has {} entries",
+            ys.len()
+        )));
+    }
+    Dataset::new(xs, ys, d).map_err(err)
+}
+
+fn x_y<'py>(py: Python<'py>, data: &Dataset) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let x = Array2::from_shape_vec((data.n, data.d), data.x.clone())
+        .map_err(err)?
+        .into_pyarray(py)
+        .into_any();
+    let y = data.y.clone().into_pyarray(py).into_any();
+    Ok((x, y))
+}
+
+/// A loss by family name (huber gets c = 1 as in the CLI) or as a dict with the TOML's keys.
+fn loss_spec(loss: &Bound<'_, PyAny>) -> PyResult<LossSpec> {
+    let table = if loss.is_instance_of::<PyDict>() {
+        to_toml(loss)?.expect("a dict")
+    } else {
+        let name: String = loss
+            .extract()
+            .map_err(|_| value_error("loss must be a family name or a dict"))?;
+        let mut t = toml::Table::new();
+        t.insert("family".into(), toml::Value::String(name.clone()));
+        if name == "huber" {
+            t.insert("c".into(), toml::Value::Float(1.0));
+        }
+        toml::Value::Table(t)
+    };
+    #[derive(Deserialize)]
+    struct Wrap {
+        loss: LossSpec,
+    }
+    let mut w = toml::Table::new();
+    w.insert("loss".into(), table);
+    let text = toml::to_string(&w).map_err(err)?;
+    Ok(from_toml_str::<Wrap>(&text, "loss").map_err(err)?.loss)
+}
+
+/// epsilon(q, steps, noise_multiplier, delta, accountant="rdp", details=False, orders=None)
+///
+/// The epsilon spent by `steps` compositions of the Poisson-subsampled Gaussian mechanism with
+/// sampling rate q and noise multiplier z (Algorithm 1), at `delta`: RDP (Mironov et al. 2019,
+/// with the conversion of Balle et al. 2020) or the PLD accountant (Koskela et al.; Doroshenko
+/// et al. 2022). `orders` replaces the RDP accountant's Renyi orders (default: dp_accounting's
+/// grid 1.1..10.9, 11..63, 128..1024). With `details=True`, the dict
+/// `dpsgd-lab privacy epsilon --json` prints.
+#[pyfunction]
+#[pyo3(signature = (q, steps, noise_multiplier, delta, accountant = "rdp", details = false,
+    orders = None))]
+#[allow(clippy::too_many_arguments)]
+fn epsilon<'py>(
+    py: Python<'py>,
+    q: f64,
+    steps: usize,
+    noise_multiplier: f64,
+    delta: f64,
+    accountant: &str,
+    details: bool,
+    orders: Option<Vec<f64>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let z = noise_multiplier;
+    let kind = AccountantKind::parse(accountant).map_err(err)?;
+    let rdp = match (orders, kind) {
+        (None, _) => RdpAccountant::default(),
+        (Some(o), AccountantKind::Rdp) => {
+            if o.is_empty() || o.iter().any(|&a| !(a.is_finite() && a > 1.0)) {
+                return Err(value_error(format!(
+                    "orders must be a non-empty list of Renyi orders > 1, but are {o:?}"
+                )));
+            }
+            RdpAccountant {
+                orders: o,
+                ..RdpAccountant::default()
+            }
+        }
+        (Some(_), AccountantKind::Pld) => {
+            return Err(value_error("orders apply to the rdp accountant only"));
+        }
+    };
+    let (eps, order, error) = py
+        .detach(|| -> dpsgd::Result<_> {
+            Ok(match kind {
+                AccountantKind::Rdp => {
+                    let r = rdp.epsilon(q, steps, z, delta)?;
+                    (r.epsilon, Some(r.order), None)
+                }
+                AccountantKind::Pld => {
+                    let r = PldAccountant::default().epsilon(q, steps, z, delta)?;
+                    (r.epsilon, None, Some(r.error))
+                }
+            })
+        })
+        .map_err(err)?;
+    if !details {
+        return Ok(PyFloat::new(py, eps).into_any());
+    }
+    let nu = if eps.is_finite() && eps > 0.0 && z > 0.0 {
+        Some(privacy::nu_eff(z, q, steps, eps, delta).map_err(err)?)
+    } else {
+        None
+    };
+    let mut o = serde_json::json!({
+        "accountant": kind.as_str(),
+        "epsilon": eps,
+        "delta": delta,
+        "noise_multiplier": z,
+        "sample_rate": q,
+        "steps": steps,
+        "nu_eff": nu,
+    });
+    if let Some(ord) = order {
+        o["order"] = serde_json::json!(ord);
+    }
+    if let Some(e) = error {
+        o["error"] = serde_json::json!(e);
+    }
+    to_py(py, &o)
+}
+
+/// calibrate(q, steps, epsilon, delta, accountant="rdp", details=False)
+///
+/// The smallest noise multiplier z whose `steps` Poisson-subsampled Gaussian steps at rate q
+/// spend at most (epsilon, delta) by the accountant. With `details=True`, the dict of
+/// `dpsgd-lab privacy calibrate --json` (epsilon_achieved, nu_eff of Thm 3.4) without timing.
+#[pyfunction]
+#[pyo3(signature = (q, steps, epsilon, delta, accountant = "rdp", details = false))]
+fn calibrate<'py>(
+    py: Python<'py>,
+    q: f64,
+    steps: usize,
+    epsilon: f64,
+    delta: f64,
+    accountant: &str,
+    details: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let kind = AccountantKind::parse(accountant).map_err(err)?;
+    let z = py
+        .detach(|| calibrate_noise(kind, q, steps, epsilon, delta))
+        .map_err(err)?;
+    if !details {
+        return Ok(PyFloat::new(py, z).into_any());
+    }
+    let achieved = py
+        .detach(|| kind.epsilon(q, steps, z, delta))
+        .map_err(err)?;
+    let nu = privacy::nu_eff(z, q, steps, epsilon, delta).map_err(err)?;
+    to_py(
+        py,
+        &serde_json::json!({
+            "accountant": kind.as_str(),
+            "epsilon": epsilon,
+            "epsilon_achieved": achieved,
+            "delta": delta,
+            "sample_rate": q,
+            "steps": steps,
+            "noise_multiplier": z,
+            "nu_eff": nu,
+        }),
+    )
+}
+
+/// nu_eff(noise_multiplier, q, steps, epsilon, delta)
+///
+/// nu_eff = (z epsilon / (q sqrt(T log(1/delta))))^2: the constant nu of Thm 3.4 that a run
+/// with noise multiplier z actually has (so that phi of Eq. (1) can be computed for it).
+#[pyfunction]
+fn nu_eff(noise_multiplier: f64, q: f64, steps: usize, epsilon: f64, delta: f64) -> PyResult<f64> {
+    privacy::nu_eff(noise_multiplier, q, steps, epsilon, delta).map_err(err)
+}
+
+/// zcdp(epsilon, delta) -> (xi, rho)
+///
+/// Lemma L.2: an (epsilon, delta)-DP mechanism is (xi, rho)-zCDP (Bun and Steinke 2016,
+/// Lemma 22).
+#[pyfunction]
+fn zcdp(epsilon: f64, delta: f64) -> PyResult<(f64, f64)> {
+    privacy::zcdp::approx_dp_to_zcdp(epsilon, delta).map_err(err)
+}
+
+/// phi(n, d, epsilon, delta, nu)
+///
+/// Eq. (1): phi = sqrt(nu d log(1/delta)) / (n epsilon), the privacy-to-data ratio every rate
+/// of the paper is stated in.
+#[pyfunction]
+fn phi(n: f64, d: f64, epsilon: f64, delta: f64, nu: f64) -> PyResult<f64> {
+    dpsgd::theory::phi::phi(&PhiInputs {
+        n,
+        d,
+        epsilon,
+        delta,
+        nu,
+    })
+    .map_err(err)
+}
+
+/// The keyword arguments of `schedule`, as the CLI's flags name them.
+const SCHEDULE_KEYS: &[&str] = &[
+    "phi", "n", "d", "epsilon", "delta", "nu", "k", "G", "gamma", "C", "dist0", "D_W", "D", "L",
+    "f_gap", "G_n", "alpha", "Delta", "tau", "T", "c_lower",
+];
+
+/// schedule(theorem, **params)
+///
+/// A theorem's schedule (T, tau, eta), its explicit bound with the terms, the probability it
+/// holds with and the predicted exponent of phi, exactly as `dpsgd-lab theory schedule --json`.
+/// Give `phi` or all of n, d, epsilon, delta, nu (Eq. 1); the other parameters as the CLI's
+/// flags: k (float or "inf"), G, gamma, C, dist0, D_W, D, L, f_gap, G_n, alpha, Delta, tau, T,
+/// c_lower.
+#[pyfunction]
+#[pyo3(signature = (theorem, **params))]
+fn schedule<'py>(
+    py: Python<'py>,
+    theorem: &str,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut vals = std::collections::BTreeMap::<String, f64>::new();
+    if let Some(p) = params {
+        for (k, v) in p.iter() {
+            let key: String = k.extract()?;
+            if !SCHEDULE_KEYS.contains(&key.as_str()) {
+                return Err(value_error(format!(
+                    "unknown parameter '{key}': use {}",
+                    SCHEDULE_KEYS.join(", ")
+                )));
+            }
+            if v.is_none() {
+                continue;
+            }
+            let x: f64 = match v.extract::<String>() {
+                Ok(s) => s
+                    .trim()
+                    .parse()
+                    .map_err(|_| value_error(format!("{key} must be a number, but is '{s}'")))?,
+                Err(_) => v
+                    .extract()
+                    .map_err(|_| value_error(format!("{key} must be a number, but is {v}")))?,
+            };
+            vals.insert(key, x);
+        }
+    }
+    let g = |k: &str| vals.get(k).copied();
+    let id: TheoremId = theorem.parse().map_err(err)?;
+    let any_given = ["n", "d", "epsilon", "delta", "nu"]
+        .iter()
+        .any(|k| vals.contains_key(*k));
+    let inputs = match (g("n"), g("d"), g("epsilon"), g("delta"), g("nu")) {
+        (Some(n), Some(d), Some(epsilon), Some(delta), Some(nu)) => Some(PhiInputs {
+            n,
+            d,
+            epsilon,
+            delta,
+            nu,
+        }),
+        _ => None,
+    };
+    let phi_v = match (g("phi"), inputs) {
+        (Some(_), _) if any_given => {
+            return Err(value_error(
+                "give either --phi or all of --n --d --eps --delta --nu, not both",
+            ));
+        }
+        (Some(v), None) => v,
+        (None, Some(p)) => dpsgd::theory::phi::phi(&p).map_err(err)?,
+        _ => {
+            return Err(value_error(
+                "phi is missing: give --phi, or all of --n --d --eps --delta --nu (Eq. 1)",
+            ));
+        }
+    };
+    let params = TheoryParams {
+        k: g("k"),
+        g: g("G"),
+        gamma: g("gamma"),
+        c: g("C"),
+        dist0: g("dist0"),
+        d_w: g("D_W"),
+        d_sharp: g("D"),
+        l: g("L"),
+        f_gap: g("f_gap"),
+        g_n: g("G_n"),
+        alpha: g("alpha"),
+        delta_star: g("Delta"),
+        tau: g("tau"),
+        steps: g("T"),
+        c_lower: g("c_lower"),
+    };
+    let mut p = prescribe(id, phi_v, &params).map_err(err)?;
+    if let Some(inp) = &inputs {
+        p.notes.extend(hypothesis_warnings(id, inp));
+    }
+    let out = to_py(py, &p)?;
+    out.set_item("phi_inputs", to_py(py, &inputs)?)?;
+    Ok(out)
+}
+
+/// per_sample_lipschitz(X, y, loss="logistic")
+///
+/// The per-sample Lipschitz constants G_i = G(x_i, y_i) of Section 3 (the sup over w of
+/// ||grad l(w; x_i, y_i)||; e.g. sqrt(2 (||x||^2 + 1)) for softmax), one per row of X.
+#[pyfunction]
+#[pyo3(signature = (x, y, loss = None))]
+fn per_sample_lipschitz<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    loss: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let data = dataset(py, x, y)?;
+    let spec = match loss {
+        Some(l) => loss_spec(l)?,
+        None => loss_spec(&PyString::new(py, "logistic").into_any())?,
+    };
+    let g = py
+        .detach(|| -> dpsgd::Result<Vec<f64>> {
+            let loss = spec.build(&data)?;
+            lipschitz_constants(loss.as_ref(), &data)
+        })
+        .map_err(err)?;
+    Ok(g.into_pyarray(py))
+}
+
+/// describe(X, y, loss="logistic", k=2.0)
+///
+/// The spread of the G_i as `dpsgd-lab data describe` reports it: min, the percentiles
+/// 0/10/20/40/80/100 (Section 5's clip norms), max, mean, G_Z^k = mean G_i^k (Assumption 6.1)
+/// and a Hill estimate of the tail index.
+#[pyfunction]
+#[pyo3(signature = (x, y, loss = None, k = 2.0))]
+fn describe<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    loss: Option<&Bound<'py, PyAny>>,
+    k: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let data = dataset(py, x, y)?;
+    let spec = match loss {
+        Some(l) => loss_spec(l)?,
+        None => loss_spec(&PyString::new(py, "logistic").into_any())?,
+    };
+    let s = py
+        .detach(|| -> dpsgd::Result<LipschitzSummary> {
+            let loss = spec.build(&data)?;
+            let g = lipschitz_constants(loss.as_ref(), &data)?;
+            LipschitzSummary::from_values(loss.name(), &data, &g, k)
+        })
+        .map_err(err)?;
+    to_py(py, &s)
+}
+
+/// A generator spec from a dict or a TOML file: the bare spec, or a train config whose [data]
+/// is `source = "generated"`; with the file's seed, if any.
+fn generator_spec(spec: &Bound<'_, PyAny>) -> PyResult<(GeneratorSpec, Option<u64>)> {
+    let (text, origin) = config_text(spec)?;
+    let mut value: toml::Table = from_toml_str(&text, &origin).map_err(err)?;
+    let seed = match value.get("seed") {
+        Some(toml::Value::Integer(s)) if *s >= 0 => Some(*s as u64),
+        Some(v) => {
+            return Err(value_error(format!(
+                "{origin}: seed must be a non-negative integer, but is {v}"
+            )));
+        }
+        None => None,
+    };
+    let table = match value.remove("data") {
+        Some(toml::Value::Table(mut t)) => {
+            match t.remove("source") {
+                Some(toml::Value::String(s)) if s == "generated" => {}
+                other => {
+                    return Err(value_error(format!(
+                        "{origin}: [data] must have source = \"generated\" to be used as a \
+                         generator, but has source = {}",
+                        other.map_or("(none)".to_string(), |v| v.to_string())
+                    )));
+                }
+            }
+            t
+        }
+        Some(_) => return Err(value_error(format!("{origin}: data must be a table"))),
+        None => {
+            value.remove("seed");
+            value
+        }
+    };
+    let text = toml::to_string(&table).map_err(err)?;
+    let spec: GeneratorSpec = from_toml_str(&text, &origin).map_err(err)?;
+    Ok((spec, seed))
+}
+
+/// generate(spec, seed=None) -> (X, y)
+///
+/// Draws a synthetic data set from a generator spec (a dict with the TOML's keys n, d, radial,
+/// direction, labels; or a TOML path, also a train config with a generated [data]); the same
+/// data `dpsgd-lab data generate` and `train` (replicate 0) draw for this seed. The radial laws
+/// are the heavy-tailed families of Section 6 (Assumption 6.1 with moment order k).
+#[pyfunction]
+#[pyo3(signature = (spec, seed = None))]
+fn generate<'py>(
+    py: Python<'py>,
+    spec: &Bound<'py, PyAny>,
+    seed: Option<u64>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let (spec, file_seed) = generator_spec(spec)?;
+    let seed = seed.or(file_seed).unwrap_or(0);
+    let data = py
+        .detach(|| spec.generate(&mut stream(seed, 0, Purpose::Data)))
+        .map_err(err)?;
+    x_y(py, &data)
+}
+
+/// private_min_lipschitz(G, epsilon, lo, hi, seed=0, grid_size=200, target_count=1)
+///
+/// The private minimum of the G_i (RNMM, Section 5.2, Table 3): Report Noisy Max with
+/// Gumbel(2/epsilon) noise over log-spaced candidates on the public range [lo, hi], utility
+/// -|#{G_i <= c_j} - target_count|; pure epsilon-DP (the exponential mechanism). Returns
+/// {"value", "index", "epsilon"}. The noise is the stream (seed, 0, mechanism).
+#[pyfunction]
+#[pyo3(signature = (g, epsilon, lo, hi, seed = 0, grid_size = 200, target_count = 1))]
+#[allow(clippy::too_many_arguments)]
+fn private_min_lipschitz<'py>(
+    py: Python<'py>,
+    g: &Bound<'py, PyAny>,
+    epsilon: f64,
+    lo: f64,
+    hi: f64,
+    seed: u64,
+    grid_size: usize,
+    target_count: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let g = vector(py, g, "G")?;
+    let cfg = RnmmConfig {
+        epsilon,
+        lo,
+        hi,
+        grid_size,
+        target_count,
+    };
+    let o = py
+        .detach(|| {
+            privacy::private_min_lipschitz(&g, &cfg, &mut stream(seed, 0, Purpose::Mechanism))
+        })
+        .map_err(err)?;
+    to_py(
+        py,
+        &serde_json::json!({"value": o.value, "index": o.index, "epsilon": o.epsilon}),
+    )
+}
+
+/// recommend_clip_norm(per_sample_norms, epsilon, delta, *, lo, hi, rnmm_epsilon=0.3,
+///                     grid_size=200, seed=0, sample_rate=None, steps=None, accountant="rdp")
+///
+/// Section 5's advice as one call: clip at tau = G_1, the smallest per-sample gradient norm
+/// (Remark 5.6: with (near-)interpolation, clip norms above G_1 do not help), selected privately
+/// by RNMM with budget rnmm_epsilon on the public range [lo, hi] (lo and hi must not depend on
+/// the data). DP-SGD then gets epsilon - rnmm_epsilon by basic composition; with sample_rate
+/// and steps, the noise multiplier calibrated to that remainder is returned too.
+#[pyfunction]
+#[pyo3(signature = (per_sample_norms, epsilon, delta, *, lo, hi, rnmm_epsilon = 0.3,
+    grid_size = 200, seed = 0, sample_rate = None, steps = None, accountant = "rdp"))]
+#[allow(clippy::too_many_arguments)]
+fn recommend_clip_norm<'py>(
+    py: Python<'py>,
+    per_sample_norms: &Bound<'py, PyAny>,
+    epsilon: f64,
+    delta: f64,
+    lo: f64,
+    hi: f64,
+    rnmm_epsilon: f64,
+    grid_size: usize,
+    seed: u64,
+    sample_rate: Option<f64>,
+    steps: Option<usize>,
+    accountant: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let g = vector(py, per_sample_norms, "per_sample_norms")?;
+    dpsgd::error::check_positive("epsilon", epsilon).map_err(err)?;
+    dpsgd::error::check_open("delta", delta, 0.0, 1.0).map_err(err)?;
+    if rnmm_epsilon >= epsilon {
+        return Err(value_error(format!(
+            "rnmm_epsilon = {rnmm_epsilon} must be smaller than the total epsilon = {epsilon}: \
+             DP-SGD gets epsilon - rnmm_epsilon"
+        )));
+    }
+    let kind = AccountantKind::parse(accountant).map_err(err)?;
+    let cfg = RnmmConfig {
+        epsilon: rnmm_epsilon,
+        lo,
+        hi,
+        grid_size,
+        target_count: 1,
+    };
+    let (sel, z) = py
+        .detach(|| -> dpsgd::Result<_> {
+            let sel =
+                privacy::private_min_lipschitz(&g, &cfg, &mut stream(seed, 0, Purpose::Mechanism))?;
+            let z = match (sample_rate, steps) {
+                (Some(q), Some(t)) => {
+                    Some(calibrate_noise(kind, q, t, epsilon - rnmm_epsilon, delta)?)
+                }
+                (None, None) => None,
+                _ => {
+                    return Err(dpsgd::Error::param(
+                        "give both sample_rate and steps (to calibrate the noise) or neither",
+                    ));
+                }
+            };
+            Ok((sel, z))
+        })
+        .map_err(err)?;
+    let (total, d) =
+        privacy::min_lipschitz::compose_basic(rnmm_epsilon, epsilon - rnmm_epsilon, delta);
+    to_py(
+        py,
+        &serde_json::json!({
+            "clip_norm": sel.value,
+            "rnmm_epsilon": sel.epsilon,
+            "dpsgd_epsilon": epsilon - rnmm_epsilon,
+            "epsilon": total,
+            "delta": d,
+            "noise_multiplier": z,
+            "sample_rate": sample_rate,
+            "steps": steps,
+            "accountant": kind.as_str(),
+        }),
+    )
+}
+
+/// lower_bound_instance(n, d, k, epsilon, delta, nu=1.0, seed=0, codeword=0, packing_seed=0)
+///
+/// One data set from the hard distribution Q_v of Thm L.1 (Appendix L): x = v / p^(1/k) with
+/// probability p = 2 sqrt(d log(1/delta)) / (n epsilon) (Eq. 96), else 0, v a codeword of the
+/// packing set (Lemma 6), G = 3 ||v|| (Eq. 100); and the closed-form empirical optimum w*,
+/// f* (Eq. 105). The data are the stream (seed, 0, data), as `train` draws them.
+#[pyfunction]
+#[pyo3(signature = (n, d, k, epsilon, delta, nu = 1.0, seed = 0, codeword = 0, packing_seed = 0))]
+#[allow(clippy::too_many_arguments)]
+fn lower_bound_instance<'py>(
+    py: Python<'py>,
+    n: usize,
+    d: usize,
+    k: f64,
+    epsilon: f64,
+    delta: f64,
+    nu: f64,
+    seed: u64,
+    codeword: usize,
+    packing_seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let spec = AppendixLSpec {
+        n,
+        d,
+        k,
+        epsilon,
+        delta,
+        codeword,
+        packing_seed,
+    };
+    let (q, data) = py
+        .detach(|| -> dpsgd::Result<_> {
+            let q = spec.instance()?;
+            let data = q.sample(&mut stream(seed, 0, Purpose::Data));
+            Ok((q, data))
+        })
+        .map_err(err)?;
+    let opt = q.optimum(&data);
+    let (x, y) = x_y(py, &data)?;
+    let out = PyDict::new(py);
+    out.set_item("X", x)?;
+    out.set_item("y", y)?;
+    out.set_item("w_star", opt.w_star.clone().into_pyarray(py))?;
+    out.set_item("f_star", opt.f_star)?;
+    out.set_item("xbar_norm", opt.xbar_norm)?;
+    out.set_item("optimum", to_py(py, &opt.kind)?)?;
+    out.set_item("p", q.p())?;
+    out.set_item("phi", q.phi(nu))?;
+    out.set_item("G", q.g())?;
+    out.set_item("v", q.v().to_vec().into_pyarray(py))?;
+    out.set_item("w_star_population", q.w_star().into_pyarray(py))?;
+    Ok(out)
+}
+
+/// A train config without [data] (the data come as X, y).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrainNoData {
+    seed: u64,
+    #[serde(default)]
+    replicate: u64,
+    loss: LossSpec,
+    dpsgd: DpSgdConfig,
+}
+
+/// train(X=None, y=None, config, seed=None, accountant=None, delta=1e-5)
+///
+/// Algorithm 1 once, exactly as `dpsgd-lab train --config FILE --json`: config is a dict with
+/// the TOML's keys (seed, [loss], [dpsgd], and [data] unless X and y are given) or a TOML
+/// path. Returns the CLI's summary (f(w_priv), f(w_T), sigma_n, clipped fraction, ...) with
+/// "privacy" (the epsilon actually spent by a real accountant, nu_eff and phi of Eq. (1)), and
+/// the iterates w_priv, w_last, w_avg as arrays.
+#[pyfunction]
+#[pyo3(signature = (x = None, y = None, *, config, seed = None, accountant = None, delta = 1e-5))]
+fn train<'py>(
+    py: Python<'py>,
+    x: Option<&Bound<'py, PyAny>>,
+    y: Option<&Bound<'py, PyAny>>,
+    config: &Bound<'py, PyAny>,
+    seed: Option<u64>,
+    accountant: Option<String>,
+    delta: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let start = Instant::now();
+    let (text, origin) = config_text(config)?;
+    let opts = ReportOptions { accountant, delta };
+    let run = match (x, y) {
+        (Some(x), Some(y)) => {
+            let table: toml::Table = from_toml_str(&text, &origin).map_err(err)?;
+            if table.contains_key("data") {
+                return Err(value_error(
+                    "give the data either as X, y or as the config's [data] table, not both",
+                ));
+            }
+            let cfg: TrainNoData = from_toml_str(&text, &origin).map_err(err)?;
+            let data = dataset(py, x, y)?;
+            let s = seed.unwrap_or(cfg.seed);
+            py.detach(|| train_run(s, cfg.replicate, &cfg.loss, &cfg.dpsgd, &data, &opts, start))
+        }
+        (None, None) => {
+            let mut cfg: TrainConfig = from_toml_str(&text, &origin).map_err(err)?;
+            if let Some(s) = seed {
+                cfg.seed = s;
+            }
+            py.detach(|| -> dpsgd::Result<_> {
+                let data = cfg
+                    .data
+                    .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
+                train_run(
+                    cfg.seed,
+                    cfg.replicate,
+                    &cfg.loss,
+                    &cfg.dpsgd,
+                    &data,
+                    &opts,
+                    start,
+                )
+            })
+        }
+        _ => return Err(value_error("give both X and y, or neither")),
+    }
+    .map_err(err)?;
+    let out = to_py(py, &run)?;
+    out.set_item("w_priv", run.output.w_priv.clone().into_pyarray(py))?;
+    out.set_item("w_last", run.output.w_last.clone().into_pyarray(py))?;
+    out.set_item("w_avg", run.output.w_avg.clone().into_pyarray(py))?;
+    Ok(out)
+}
+
+/// run_spec(path, full=False, out=None)
+///
+/// Runs one experiment spec (a Monte Carlo rate check, as `dpsgd-lab run SPEC`) and returns the
+/// verify table rows: spec, theorem, series, the predicted exponent of phi, the fitted slopes
+/// with 95% intervals, the bound check and the verdict. Outputs (results.jsonl, summary.json,
+/// report.md, plots) go to `out` (default: a fresh temporary folder).
+#[pyfunction]
+#[pyo3(signature = (path, full = false, out = None))]
+fn run_spec<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    full: bool,
+    out: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyList>> {
+    let scale = if full { Scale::Full } else { Scale::Quick };
+    let spec = Spec::load(&path, scale).map_err(err)?;
+    let out = match out {
+        Some(o) => o,
+        None => {
+            let tmp = py
+                .import("tempfile")?
+                .call_method1("mkdtemp", ("dpsgd-lab-",))?;
+            tmp.extract::<PathBuf>()?
+        }
+    };
+    let rows = py
+        .detach(|| -> anyhow::Result<_> {
+            let cells = experiment::run(
+                &spec,
+                &RunOptions {
+                    out: out.clone(),
+                    resume: false,
+                    fresh: true,
+                    shard: None,
+                    progress: false,
+                    stop_after: None,
+                },
+            )
+            .map_err(|e| anyhow::Error::from(e).context(format!("spec {}", path.display())))?;
+            let s = experiment::finalize(&spec, &cells, &out, None)?;
+            Ok(report::table_rows(&s))
+        })
+        .map_err(err)?;
+    let list = PyList::empty(py);
+    for r in rows {
+        let d = PyDict::new(py);
+        for (h, c) in report::TABLE_HEADER.iter().zip(r.iter()) {
+            d.set_item(*h, c)?;
+        }
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+/// dpsgd-lab from Python: the accountants, the theorems' schedules and bounds, the heavy-tailed
+/// generators, the Appendix L instance, the private clip norm and Algorithm 1.
+#[pymodule]
+#[pyo3(name = "dpsgd_lab")]
+fn dpsgd_lab_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(epsilon, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate, m)?)?;
+    m.add_function(wrap_pyfunction!(nu_eff, m)?)?;
+    m.add_function(wrap_pyfunction!(zcdp, m)?)?;
+    m.add_function(wrap_pyfunction!(phi, m)?)?;
+    m.add_function(wrap_pyfunction!(schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(per_sample_lipschitz, m)?)?;
+    m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(private_min_lipschitz, m)?)?;
+    m.add_function(wrap_pyfunction!(recommend_clip_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(lower_bound_instance, m)?)?;
+    m.add_function(wrap_pyfunction!(train, m)?)?;
+    m.add_function(wrap_pyfunction!(run_spec, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
