@@ -128,10 +128,7 @@ fn check_valid(what: &str, eps: f64, q: f64, steps: usize, z: f64, delta: f64) -
         return Some(ctx);
     }
     if eps == 0.0 && delta < tv_one_step(q, z) {
-        return Some(format!(
-            "{ctx} but delta < TV = {:e}",
-            tv_one_step(q, z)
-        ));
+        return Some(format!("{ctx} but delta < TV = {:e}", tv_one_step(q, z)));
     }
     None
 }
@@ -185,10 +182,7 @@ fn rdp_monotone_in_z_delta_q_and_steps() {
                 ((q, steps, z, delta), (q, t2.max(steps), z, delta))
             }
         };
-        let (a, b) = match (
-            rdp(lo.0, lo.1, lo.2, lo.3),
-            rdp(hi.0, hi.1, hi.2, hi.3),
-        ) {
+        let (a, b) = match (rdp(lo.0, lo.1, lo.2, lo.3), rdp(hi.0, hi.1, hi.2, hi.3)) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(m), _) | (_, Err(m)) => return TestResult::error(m),
         };
@@ -198,14 +192,12 @@ fn rdp_monotone_in_z_delta_q_and_steps() {
             TestResult::error(format!("epsilon{lo:?} = {a:e} > epsilon{hi:?} = {b:e}"))
         }
     }
-    qc(300).quickcheck(
-        prop as fn((u8, u8, u8, u8, u8), (u32, u32, u32, u32), u32) -> TestResult,
-    );
+    qc(300).quickcheck(prop as fn((u8, u8, u8, u8, u8), (u32, u32, u32, u32), u32) -> TestResult);
 }
 
 /// Moderate inputs on which the PLD runs in milliseconds.
 fn pld_case(u: (u32, u32, u32, u32), sel: u8) -> (f64, usize, f64, f64, f64) {
-    let q = if sel % 4 == 0 {
+    let q = if sel.is_multiple_of(4) {
         1.0
     } else {
         log_uniform(u.0, 1e-3, 1.0)
@@ -213,7 +205,7 @@ fn pld_case(u: (u32, u32, u32, u32), sel: u8) -> (f64, usize, f64, f64, f64) {
     let z = log_uniform(u.1, 0.5, 20.0);
     let steps = log_uniform(u.2, 1.0, 300.0) as usize;
     let delta = log_uniform(u.3, 1e-10, 1e-2);
-    let h = if sel % 2 == 0 { 1e-2 } else { 5e-3 };
+    let h = if sel.is_multiple_of(2) { 1e-2 } else { 5e-3 };
     (q, steps, z, delta, h)
 }
 
@@ -235,7 +227,7 @@ fn rdp_and_pld_bracket_the_truth() {
         if let Some(m) = check_valid("PLD upper", up.epsilon, q, steps, z, delta) {
             return TestResult::error(m);
         }
-        if !(lo >= 0.0) {
+        if lo.is_nan() || lo < 0.0 {
             return TestResult::error(format!("{ctx}: PLD lower {lo}"));
         }
         if !le(lo, r) || !le(lo, up.epsilon) {
@@ -271,8 +263,10 @@ fn pld_monotone_in_z_delta_q_and_steps() {
         };
         let e = |c: (f64, usize, f64, f64)| {
             Ok::<_, String>((
-                pld.epsilon_upper(c.0, c.1, c.2, c.3).map_err(|e| e.to_string())?,
-                pld.epsilon_lower(c.0, c.1, c.2, c.3).map_err(|e| e.to_string())?,
+                pld.epsilon_upper(c.0, c.1, c.2, c.3)
+                    .map_err(|e| e.to_string())?,
+                pld.epsilon_lower(c.0, c.1, c.2, c.3)
+                    .map_err(|e| e.to_string())?,
             ))
         };
         match (e(lo), e(hi)) {
@@ -305,7 +299,7 @@ fn full_batch_accountants_dominate_the_exact_gaussian_composition() {
             return TestResult::error(format!("{ctx} > RDP {r:e}"));
         }
         // The PLD only on small grids (the FFT convolutions grow with T / z^2).
-        if sel % 2 == 0 && steps <= 64 && z >= 1.0 {
+        if sel.is_multiple_of(2) && steps <= 64 && z >= 1.0 {
             let pld = PldAccountant {
                 discretization: 1e-2,
             };

@@ -88,7 +88,10 @@ fn audit_of_the_shipped_mechanism_stays_below_the_claim() {
 fn audit_is_thread_count_independent() {
     let c = config(0.5, 20, 2.0, 200, 7);
     let a = run_audit(&c).unwrap();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     let b = pool.install(|| run_audit(&c).unwrap());
     assert_eq!(a.every_iterate.epsilon_lb, b.every_iterate.epsilon_lb);
     assert_eq!(a.final_iterate.mu_lb, b.final_iterate.mu_lb);
@@ -100,7 +103,16 @@ fn audit_cli_json_last_line_and_errors() {
     let bin = env!("CARGO_BIN_EXE_dpsgd-lab");
     let out = std::process::Command::new(bin)
         .args([
-            "audit", "--q", "1", "--steps", "2", "--epsilon", "2", "--trials", "200", "--json",
+            "audit",
+            "--q",
+            "1",
+            "--steps",
+            "2",
+            "--epsilon",
+            "2",
+            "--trials",
+            "200",
+            "--json",
         ])
         .output()
         .unwrap();
@@ -112,12 +124,35 @@ fn audit_cli_json_last_line_and_errors() {
     assert!(v.get("fault").is_none(), "the CLI never runs a fault");
     for bad in [
         vec!["audit", "--q", "1.5", "--steps", "2", "--epsilon", "2"],
-        vec!["audit", "--q", "1", "--steps", "2", "--epsilon", "2", "--trials", "3"],
-        vec!["audit", "--q", "1", "--steps", "2", "--epsilon", "2", "--confidence", "1"],
+        vec![
+            "audit",
+            "--q",
+            "1",
+            "--steps",
+            "2",
+            "--epsilon",
+            "2",
+            "--trials",
+            "3",
+        ],
+        vec![
+            "audit",
+            "--q",
+            "1",
+            "--steps",
+            "2",
+            "--epsilon",
+            "2",
+            "--confidence",
+            "1",
+        ],
     ] {
         let out = std::process::Command::new(bin).args(&bad).output().unwrap();
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
-        assert!(err.starts_with("error:") && err.trim().lines().count() == 1, "{err}");
+        assert!(
+            err.starts_with("error:") && err.trim().lines().count() == 1,
+            "{err}"
+        );
     }
 }

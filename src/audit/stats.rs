@@ -176,10 +176,18 @@ mod tests {
             }
             s
         };
-        for &(k, n, alpha) in &[(0, 100, 0.025), (5, 100, 0.025), (50, 100, 0.025), (3, 2000, 5e-4)] {
+        for &(k, n, alpha) in &[
+            (0, 100, 0.025),
+            (5, 100, 0.025),
+            (50, 100, 0.025),
+            (3, 2000, 5e-4),
+        ] {
             let p = clopper_pearson_upper(k, n, alpha);
             let c = binom_cdf(k, n, p);
-            assert!((c - alpha).abs() < 1e-9 * alpha.max(1e-3), "k={k} n={n}: {p} gives {c}");
+            assert!(
+                (c - alpha).abs() < 1e-9 * alpha.max(1e-3),
+                "k={k} n={n}: {p} gives {c}"
+            );
         }
         assert_eq!(clopper_pearson_upper(7, 7, 0.05), 1.0);
     }

@@ -65,9 +65,13 @@ pub struct AuditArgs {
 pub fn run(a: &AuditArgs) -> Result<()> {
     let z = match (a.z, a.epsilon) {
         (Some(z), _) => z,
-        (None, Some(eps)) => {
-            calibrate_noise(AccountantKind::parse(&a.accountant)?, a.q, a.steps, eps, a.delta)?
-        }
+        (None, Some(eps)) => calibrate_noise(
+            AccountantKind::parse(&a.accountant)?,
+            a.q,
+            a.steps,
+            eps,
+            a.delta,
+        )?,
         (None, None) => anyhow::bail!("give --epsilon or --noise-multiplier"),
     };
     let n = a.n.unwrap_or(if a.q == 1.0 { 10 } else { 1000 });

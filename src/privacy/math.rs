@@ -64,7 +64,10 @@ mod tests {
     fn log_add_never_nan() {
         assert_eq!(log_add(f64::INFINITY, f64::INFINITY), f64::INFINITY);
         assert_eq!(log_add(f64::NAN, 0.0), f64::INFINITY);
-        assert_eq!(log_add(f64::NEG_INFINITY, f64::NEG_INFINITY), f64::NEG_INFINITY);
+        assert_eq!(
+            log_add(f64::NEG_INFINITY, f64::NEG_INFINITY),
+            f64::NEG_INFINITY
+        );
     }
 
     #[test]

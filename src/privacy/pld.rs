@@ -329,8 +329,16 @@ fn one_step_optimistic(q: f64, z: f64, h: f64) -> Result<(Pmf, Pmf)> {
     let rem: Vec<f64> = (0..n)
         .map(|i| {
             let k = k_lo + i as i64;
-            let a = if i == 0 { x_lo } else { x_of(k as f64 * h).max(x_lo) };
-            let b = if i + 1 == n { f64::INFINITY } else { x_of((k + 1) as f64 * h) };
+            let a = if i == 0 {
+                x_lo
+            } else {
+                x_of(k as f64 * h).max(x_lo)
+            };
+            let b = if i + 1 == n {
+                f64::INFINITY
+            } else {
+                x_of((k + 1) as f64 * h)
+            };
             mass_p(a, b)
         })
         .collect();
@@ -341,8 +349,16 @@ fn one_step_optimistic(q: f64, z: f64, h: f64) -> Result<(Pmf, Pmf)> {
     let add: Vec<f64> = (0..m)
         .map(|i| {
             let k = j_lo + i as i64;
-            let a = if i == 0 { y_hi } else { x_of(-(k as f64) * h).min(y_hi) };
-            let b = if i + 1 == m { f64::NEG_INFINITY } else { x_of(-((k + 1) as f64) * h) };
+            let a = if i == 0 {
+                y_hi
+            } else {
+                x_of(-(k as f64) * h).min(y_hi)
+            };
+            let b = if i + 1 == m {
+                f64::NEG_INFINITY
+            } else {
+                x_of(-((k + 1) as f64) * h)
+            };
             // x in (b, a]: a continuous law gives the same mass to [b, a).
             mass_q(b, a)
         })

@@ -67,7 +67,11 @@ fn log_a_minus_1_int(q: f64, z: f64, alpha: u64) -> f64 {
         let kf = k as f64;
         let x = (kf * kf - kf) * inv;
         // log(expm1(x)), without overflow for large x.
-        let log_em1 = if x > 40.0 { x + (-(-x).exp()).ln_1p() } else { x.exp_m1().ln() };
+        let log_em1 = if x > 40.0 {
+            x + (-(-x).exp()).ln_1p()
+        } else {
+            x.exp_m1().ln()
+        };
         let term = log_binom + kf * lq + (alpha - k) as f64 * l1q + log_em1;
         acc = log_add(acc, term);
     }
@@ -150,7 +154,8 @@ fn log_a_frac(q: f64, z: f64, alpha: f64) -> Result<f64> {
             // far above it (tiny q, large z), log A has no correct digits and could under-report
             // the RDP, so the order is given up (the integer orders, summed without cancellation,
             // remain).
-            if !(log_a.exp_m1().ln() > pos + 1e-9f64.ln()) {
+            let reliable = log_a.exp_m1().ln() > pos + 1e-9f64.ln();
+            if !reliable {
                 return Err(Error::Numerical(format!(
                     "RDP series at order {alpha} (q = {q}, z = {z}) cancelled below its rounding error"
                 )));
