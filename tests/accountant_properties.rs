@@ -197,7 +197,7 @@ fn rdp_monotone_in_z_delta_q_and_steps() {
 
 /// Moderate inputs on which the PLD runs in milliseconds.
 fn pld_case(u: (u32, u32, u32, u32), sel: u8) -> (f64, usize, f64, f64, f64) {
-    let q = if sel % 4 == 0 {
+    let q = if sel.is_multiple_of(4) {
         1.0
     } else {
         log_uniform(u.0, 1e-3, 1.0)
@@ -205,7 +205,7 @@ fn pld_case(u: (u32, u32, u32, u32), sel: u8) -> (f64, usize, f64, f64, f64) {
     let z = log_uniform(u.1, 0.5, 20.0);
     let steps = log_uniform(u.2, 1.0, 300.0) as usize;
     let delta = log_uniform(u.3, 1e-10, 1e-2);
-    let h = if sel % 2 == 0 { 1e-2 } else { 5e-3 };
+    let h = if sel.is_multiple_of(2) { 1e-2 } else { 5e-3 };
     (q, steps, z, delta, h)
 }
 
@@ -227,7 +227,7 @@ fn rdp_and_pld_bracket_the_truth() {
         if let Some(m) = check_valid("PLD upper", up.epsilon, q, steps, z, delta) {
             return TestResult::error(m);
         }
-        if !(lo >= 0.0) {
+        if lo.is_nan() || lo < 0.0 {
             return TestResult::error(format!("{ctx}: PLD lower {lo}"));
         }
         if !le(lo, r) || !le(lo, up.epsilon) {
@@ -299,7 +299,7 @@ fn full_batch_accountants_dominate_the_exact_gaussian_composition() {
             return TestResult::error(format!("{ctx} > RDP {r:e}"));
         }
         // The PLD only on small grids (the FFT convolutions grow with T / z^2).
-        if sel % 2 == 0 && steps <= 64 && z >= 1.0 {
+        if sel.is_multiple_of(2) && steps <= 64 && z >= 1.0 {
             let pld = PldAccountant {
                 discretization: 1e-2,
             };

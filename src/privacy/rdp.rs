@@ -154,7 +154,8 @@ fn log_a_frac(q: f64, z: f64, alpha: f64) -> Result<f64> {
             // far above it (tiny q, large z), log A has no correct digits and could under-report
             // the RDP, so the order is given up (the integer orders, summed without cancellation,
             // remain).
-            if !(log_a.exp_m1().ln() > pos + 1e-9f64.ln()) {
+            let reliable = log_a.exp_m1().ln() > pos + 1e-9f64.ln();
+            if !reliable {
                 return Err(Error::Numerical(format!(
                     "RDP series at order {alpha} (q = {q}, z = {z}) cancelled below its rounding error"
                 )));
