@@ -61,6 +61,30 @@ pub(super) fn prescribe_lower(id: TheoremId, phi: f64, p: &TheoryParams) -> Resu
     })
 }
 
+/// Warnings for a lower bound whose hypotheses fail at these (n, d, epsilon, delta): Thm L.1
+/// needs delta < exp(-epsilon^2) and the hard instance needs p = 2 sqrt(d log(1/delta))/(n eps)
+/// < 1/2 (Eq. 96). Empty for upper bounds.
+pub fn hypothesis_warnings(id: TheoremId, inp: &crate::theory::phi::PhiInputs) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !id.is_lower_bound() {
+        return notes;
+    }
+    if inp.delta >= (-inp.epsilon * inp.epsilon).exp() {
+        notes.push(format!(
+            "WARNING: delta = {} >= exp(-eps^2) = {}: the lower bound's hypothesis fails",
+            inp.delta,
+            (-inp.epsilon * inp.epsilon).exp()
+        ));
+    }
+    let pp = 2.0 * (inp.d * (1.0 / inp.delta).ln()).sqrt() / (inp.n * inp.epsilon);
+    if pp >= 0.5 {
+        notes.push(format!(
+            "WARNING: the hard instance needs p = 2 sqrt(d log(1/delta))/(n eps) < 1/2, but p = {pp}"
+        ));
+    }
+    notes
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{BoundKind, TheoremId, TheoryParams, prescribe, tests::base, tests::rel};
@@ -100,28 +124,4 @@ mod tests {
         let l = prescribe(TheoremId::L1, 0.01, &base()).unwrap();
         assert!(l.bound.is_none() && l.missing.contains(&"c_lower".to_string()));
     }
-}
-
-/// Warnings for a lower bound whose hypotheses fail at these (n, d, epsilon, delta): Thm L.1
-/// needs delta < exp(-epsilon^2) and the hard instance needs p = 2 sqrt(d log(1/delta))/(n eps)
-/// < 1/2 (Eq. 96). Empty for upper bounds.
-pub fn hypothesis_warnings(id: TheoremId, inp: &crate::theory::phi::PhiInputs) -> Vec<String> {
-    let mut notes = Vec::new();
-    if !id.is_lower_bound() {
-        return notes;
-    }
-    if inp.delta >= (-inp.epsilon * inp.epsilon).exp() {
-        notes.push(format!(
-            "WARNING: delta = {} >= exp(-eps^2) = {}: the lower bound's hypothesis fails",
-            inp.delta,
-            (-inp.epsilon * inp.epsilon).exp()
-        ));
-    }
-    let pp = 2.0 * (inp.d * (1.0 / inp.delta).ln()).sqrt() / (inp.n * inp.epsilon);
-    if pp >= 0.5 {
-        notes.push(format!(
-            "WARNING: the hard instance needs p = 2 sqrt(d log(1/delta))/(n eps) < 1/2, but p = {pp}"
-        ));
-    }
-    notes
 }
