@@ -25,6 +25,21 @@ enum Command {
     /// Privacy accounting: epsilon of a run, noise calibration, zCDP conversion.
     Privacy(cli::privacy::PrivacyArgs),
     /// Empirical privacy audit: a lower bound on epsilon for Algorithm 1 as implemented.
+    ///
+    /// Runs DP-SGD (the shipped sampler, clipping, noise and step function) R times on a data
+    /// set D and R times on D' = D + one canary, and turns how well an adversary tells them apart
+    /// into a lower bound on epsilon, set against the RDP and PLD accountants' claim.
+    ///
+    /// The canary is a "Dirac" gradient canary: its gradient has norm 10 tau along a coordinate
+    /// no other sample's gradient touches (add/remove adjacency, Poisson subsampling at rate q).
+    /// Threat models: every iterate visible (likelihood-ratio statistic of the per-step updates
+    /// projected on that coordinate) and final iterate only. Half of the trials choose a
+    /// threshold, the other half certify it with Clopper-Pearson bounds on the false positive and
+    /// false negative rates at --confidence. Two routes: the (epsilon, delta) inequality on the
+    /// rates (valid for any mechanism) and Gaussian DP (mu from the Gaussian trade-off curve,
+    /// converted at delta; exact at q = 1, an approximation with subsampling).
+    ///
+    /// Example: dpsgd-lab audit --q 1 --steps 100 --epsilon 2 --delta 1e-5 --trials 100000
     Audit(cli::audit::AuditArgs),
     /// Clip-norm study (Section 5.2, Figure 1, Tables 3-7): accuracy against tau.
     Clipnorm(cli::clipnorm::ClipnormArgs),

@@ -6,22 +6,8 @@ use clap::Args;
 use dpsgd_lab::audit::{AuditConfig, AuditReport, Fault, ThreatResult, run_audit};
 use dpsgd_lab::privacy::{AccountantKind, calibrate_noise};
 
-/// Audit DP-SGD empirically: run Algorithm 1 (the shipped sampler, clipping, noise and step
-/// function) R times on D and R times on D' = D + one canary, and turn how well an adversary
-/// tells them apart into a lower bound on epsilon, to set against the accountants' claim.
-///
-/// The canary is a "Dirac" gradient canary: its gradient has norm 10 tau along a coordinate no
-/// other sample's gradient touches (add/remove adjacency with Poisson subsampling at rate q).
-/// Two threat models: every iterate visible (likelihood-ratio statistic of the per-step
-/// updates projected on the canary's coordinate), and final iterate only. Half of the trials
-/// choose a threshold, the other half certify it with Clopper-Pearson bounds on the false
-/// positive and false negative rates at the given confidence. Two routes: the (epsilon, delta)
-/// inequality on the rates (valid for any mechanism), and Gaussian DP (mu read off the Gaussian
-/// trade-off curve and converted; exact at q = 1, an approximation with subsampling).
-///
-/// Example: dpsgd-lab audit --q 1 --steps 100 --epsilon 2 --delta 1e-5 --trials 20000
+/// Arguments of `audit` (its help text is the subcommand's doc comment in main.rs).
 #[derive(Debug, Args)]
-#[command(verbatim_doc_comment)]
 pub struct AuditArgs {
     /// Poisson sampling rate q = b / n, in (0, 1].
     #[arg(long = "sample-rate", visible_alias = "q")]
