@@ -90,9 +90,16 @@ pub fn weighted_geometric_median(data: &Dataset, tol: f64, max_iter: usize) -> R
     })
 }
 
+/// Relative decrease of f below which a Newton step counts as not moving f (a few ulps of f).
+const REL_DECREASE: f64 = 1e-14;
+/// Gradient norm (relative to 1 + |f|) accepted when no step moves f any more.
+const STALL_GRAD: f64 = 1e-7;
+
 /// Damped Newton with a central-difference Hessian of the analytic mean gradient, a
 /// Levenberg shift when the Hessian is not positive definite, and Armijo backtracking.
-/// Converges when ||grad f|| <= `tol` (1 + |f|); an error otherwise.
+/// Converges when ||grad f|| <= `tol` (1 + |f|), or when f can no longer decrease by more than
+/// its rounding (Newton decrement or the accepted step below [`REL_DECREASE`] (1 + |f|)) with
+/// ||grad f|| <= [`STALL_GRAD`] (1 + |f|); an error otherwise.
 pub fn newton(
     loss: &dyn Loss,
     data: &Dataset,
@@ -146,6 +153,15 @@ pub fn newton(
             }
         };
         let slope = dot(&g, &dir);
+        // Relative-decrease stopping rule: the Newton decrement lambda^2 = g^T H^-1 g predicts a
+        // decrease lambda^2 / 2; once that is below rounding of f, no step can move f.
+        if 0.5 * slope <= REL_DECREASE * (1.0 + f.abs()) && gn <= STALL_GRAD * (1.0 + f.abs()) {
+            return Ok(Reference {
+                w_star: w,
+                f_star: f,
+                residual: gn,
+            });
+        }
         let mut step = 1.0;
         let mut accepted = false;
         for _ in 0..60 {
@@ -156,6 +172,10 @@ pub fn newton(
                 .collect();
             let ft = mean_value(loss, &trial, data);
             if ft <= f - 1e-4 * step * slope || (ft <= f && step < 1e-6) {
+                if f - ft <= REL_DECREASE * (1.0 + f.abs()) {
+                    // The step does not move f: treat it as no descent (the branch below).
+                    break;
+                }
                 w = trial;
                 f = ft;
                 accepted = true;
@@ -167,7 +187,7 @@ pub fn newton(
             // No descent left at machine precision: w is optimal to rounding.
             mean_grad(loss, &w, data, &mut g);
             let gn = norm2(&g);
-            if gn <= 1e-7 * (1.0 + f.abs()) {
+            if gn <= STALL_GRAD * (1.0 + f.abs()) {
                 return Ok(Reference {
                     w_star: w,
                     f_star: f,
