@@ -90,6 +90,57 @@ pub fn weighted_geometric_median(data: &Dataset, tol: f64, max_iter: usize) -> R
     })
 }
 
+/// The Hessian of f at w by central differences of the analytic mean gradient (symmetrized,
+/// p x p row-major).
+pub fn hessian(loss: &dyn Loss, data: &Dataset, w: &[f64]) -> Vec<f64> {
+    let p = w.len();
+    hessian_with(loss, data, w, &mut vec![0.0; p], &mut vec![0.0; p])
+}
+
+fn hessian_with(
+    loss: &dyn Loss,
+    data: &Dataset,
+    w: &[f64],
+    gp: &mut [f64],
+    gm: &mut [f64],
+) -> Vec<f64> {
+    let p = w.len();
+    let h = 1e-5 * (1.0 + norm2(w));
+    let mut hess = vec![0.0; p * p]; // column j = (grad(w + h e_j) - grad(w - h e_j)) / 2h
+    let mut wp = w.to_vec();
+    for j in 0..p {
+        wp[j] = w[j] + h;
+        mean_grad(loss, &wp, data, gp);
+        wp[j] = w[j] - h;
+        mean_grad(loss, &wp, data, gm);
+        wp[j] = w[j];
+        for i in 0..p {
+            hess[i * p + j] = (gp[i] - gm[i]) / (2.0 * h);
+        }
+    }
+    linalg::symmetrized(&hess, p)
+}
+
+/// lambda_min of f's Hessian at w*, for the losses with one (the smooth ones); None for the
+/// sharp and Appendix L losses (not twice differentiable at w*).
+pub fn lambda_min_at_optimum(
+    spec: &LossSpec,
+    loss: &dyn Loss,
+    data: &Dataset,
+    w_star: &[f64],
+) -> Option<f64> {
+    match spec {
+        LossSpec::Huber { .. } | LossSpec::Robust | LossSpec::Logistic { .. } => {
+            let p = w_star.len();
+            Some(linalg::min_eigenvalue_symmetric(
+                &hessian(loss, data, w_star),
+                p,
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// Relative decrease of f below which a Newton step counts as not moving f (a few ulps of f).
 const REL_DECREASE: f64 = 1e-14;
 /// Gradient norm (relative to 1 + |f|) accepted when no step moves f any more.
@@ -123,21 +174,7 @@ pub fn newton(
                 residual: gn,
             });
         }
-        // Hessian by central differences (symmetrized).
-        let h = 1e-5 * (1.0 + norm2(&w));
-        let mut hess = vec![0.0; p * p]; // column j = (grad(w + h e_j) - grad(w - h e_j)) / 2h
-        let mut wp = w.clone();
-        for j in 0..p {
-            wp[j] = w[j] + h;
-            mean_grad(loss, &wp, data, &mut gp);
-            wp[j] = w[j] - h;
-            mean_grad(loss, &wp, data, &mut gm);
-            wp[j] = w[j];
-            for i in 0..p {
-                hess[i * p + j] = (gp[i] - gm[i]) / (2.0 * h);
-            }
-        }
-        let hess = linalg::symmetrized(&hess, p);
+        let hess = hessian_with(loss, data, &w, &mut gp, &mut gm);
         let mut shift = 0.0;
         let dir = loop {
             if let Some(dir) = linalg::cholesky_solve_shifted(&hess, p, shift, &g) {
