@@ -489,7 +489,9 @@ pub fn run_replicate(
     };
     let projection = match raw.radius {
         Some(rad) => {
-            if norm2(&reference.w_star) >= rad || norm2(&w0) > rad {
+            // w* may lie on the boundary (the Appendix L minimizer is a unit vector).
+            let slack = rad * (1.0 + 1e-12);
+            if norm2(&reference.w_star) > slack || norm2(&w0) > slack {
                 return Err(Error::Config(format!(
                     "W = ball of radius {rad} must contain w* (||w*|| = {:.4}) and w0 (||w0|| = {:.4}); enlarge radius or shrink dist0",
                     norm2(&reference.w_star),
