@@ -494,7 +494,7 @@ pub fn table_rows(s: &SpecSummary) -> Vec<[String; COLS]> {
                     }
                     _ => "n/a".into(),
                 },
-                x.vacuity.map_or("-".into(), |v| sig(v)),
+                x.vacuity.map_or("-".into(), sig),
                 fmt_probability(&x.probability),
                 x.verdict.clone(),
             ]
