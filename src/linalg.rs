@@ -121,9 +121,25 @@ pub fn cholesky_solve_shifted(a: &[f64], p: usize, shift: f64, b: &[f64]) -> Opt
     )
 }
 
+/// The smallest eigenvalue of a symmetric p x p matrix (row-major).
+pub fn min_eigenvalue_symmetric(a: &[f64], p: usize) -> f64 {
+    assert_eq!(a.len(), p * p, "min_eigenvalue_symmetric: a is not p x p");
+    nalgebra::DMatrix::<f64>::from_row_slice(p, p, a)
+        .symmetric_eigenvalues()
+        .iter()
+        .cloned()
+        .fold(f64::INFINITY, f64::min)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn min_eigenvalue_of_a_known_matrix() {
+        // [[2, 1], [1, 2]] has eigenvalues 1 and 3.
+        assert!((min_eigenvalue_symmetric(&[2.0, 1.0, 1.0, 2.0], 2) - 1.0).abs() < 1e-12);
+    }
 
     #[test]
     fn gemm_matches_naive_loops_with_transposes_and_strides() {

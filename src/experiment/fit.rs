@@ -98,7 +98,47 @@ pub fn smallest_decade(phis: &[f64]) -> Vec<usize> {
     idx
 }
 
+/// The two-sided (1 - alpha) Clopper-Pearson interval of a binomial proportion with `x`
+/// successes in `n` trials: the Beta(x, n - x + 1) alpha/2 and Beta(x + 1, n - x) 1 - alpha/2
+/// quantiles (0 at x = 0, 1 at x = n).
+pub fn clopper_pearson(x: usize, n: usize, alpha: f64) -> (f64, f64) {
+    use statrs::distribution::{Beta, ContinuousCDF};
+    assert!(x <= n && n > 0, "clopper_pearson: need 0 <= x <= n, n > 0");
+    let (xf, nf) = (x as f64, n as f64);
+    let lo = if x == 0 {
+        0.0
+    } else {
+        Beta::new(xf, nf - xf + 1.0)
+            .expect("positive shapes")
+            .inverse_cdf(alpha / 2.0)
+    };
+    let hi = if x == n {
+        1.0
+    } else {
+        Beta::new(xf + 1.0, nf - xf)
+            .expect("positive shapes")
+            .inverse_cdf(1.0 - alpha / 2.0)
+    };
+    (lo, hi)
+}
+
 /// Arithmetic mean.
 pub fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clopper_pearson_matches_r_binom_test() {
+        // R: binom.test(7, 20)$conf.int = 0.1539092 0.5921885.
+        let (lo, hi) = clopper_pearson(7, 20, 0.05);
+        assert!((lo - 0.1539092).abs() < 1e-6 && (hi - 0.5921885).abs() < 1e-6);
+        // Edge cases: x = 0 gives 1 - (alpha/2)^(1/n) as the upper end.
+        let (lo, hi) = clopper_pearson(0, 10, 0.05);
+        assert!(lo == 0.0 && (hi - (1.0 - 0.025f64.powf(0.1))).abs() < 1e-9);
+        assert_eq!(clopper_pearson(10, 10, 0.05).1, 1.0);
+    }
 }

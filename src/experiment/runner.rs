@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::solver::{self, Reference};
-use super::spec::{ClipRule, FreeConstant, HeavyShift, Spec, Vary, k_serde};
+use super::spec::{ClipRule, FreeConstant, HeavyShift, Spec, StartSpec, Vary, k_serde};
 use crate::config::{DataSpec, exact_lipschitz_k_norm};
 use crate::data::Dataset;
 use crate::dpsgd::{DpSgd, Init, Projection, StepSchedule};
@@ -50,6 +50,13 @@ pub struct ReplicateResult {
     pub f_star: f64,
     /// G of Assumption 6.1 used.
     pub g: f64,
+    /// The do-nothing risk: the same risk at w0 (f(w0) - f*, or ||grad f(w0)||^2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk0: Option<f64>,
+    /// lambda_min(Hessian of f at w*) times the step budget S = T eta: the number of relaxation
+    /// times the run covers (None where f has no Hessian at w*).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda_s: Option<f64>,
 }
 
 /// A finished cell: one line of the results file.
@@ -485,11 +492,18 @@ pub fn run_replicate(
     let reference = solver::solve(&raw.loss, loss.as_ref(), &data)?;
     let p = loss.param_dim();
     let u = 1.0 / (p as f64).sqrt();
-    let d0 = raw.constants.dist0;
-    let w0: Vec<f64> = reference.w_star.iter().map(|w| w + d0 * u).collect();
+    let (w0, d0) = match raw.constants.w0 {
+        Some(StartSpec::Zero) => (vec![0.0; p], norm2(&reference.w_star)),
+        _ => {
+            let d0 = raw.constants.dist0;
+            (reference.w_star.iter().map(|w| w + d0 * u).collect(), d0)
+        }
+    };
     let projection = match raw.radius {
         Some(rad) => {
-            if norm2(&reference.w_star) >= rad || norm2(&w0) > rad {
+            // w* may lie on the boundary (the Appendix L minimizer is a unit vector).
+            let slack = rad * (1.0 + 1e-12);
+            if norm2(&reference.w_star) > slack || norm2(&w0) > slack {
                 return Err(Error::Config(format!(
                     "W = ball of radius {rad} must contain w* (||w*|| = {:.4}) and w0 (||w0|| = {:.4}); enlarge radius or shrink dist0",
                     norm2(&reference.w_star),
@@ -611,34 +625,58 @@ pub fn run_replicate(
         cfg.learning_rate = StepSchedule::Constant(eta);
         bound = None;
     }
+    let grad_risk = gradient_risk(raw.theorem);
+    let mut gbuf = vec![0.0; p];
+    let risk0 = risk_at(
+        loss.as_ref(),
+        &data,
+        &w0,
+        reference.f_star,
+        grad_risk,
+        &mut gbuf,
+    );
+    let lambda_s =
+        solver::lambda_min_at_optimum(&raw.loss, loss.as_ref(), &data, &reference.w_star)
+            .map(|l| l * eta * steps as f64);
     cfg.init = Init::Point { w: w0 };
     let alg = DpSgd::new(cfg, data.n, None)?;
     let seed = derive_seed(raw.seed, c as u64, Purpose::Other(RUN_TAG));
-    let mut pick = stream(seed, r as u64, Purpose::Other(ITER_TAG));
-    let mut at: Vec<usize> = (0..spec.iterates)
-        .map(|_| pick.random_range(0..steps))
-        .collect();
-    at.sort_unstable();
-    let grad_risk = gradient_risk(raw.theorem);
-    let mut acc = 0.0;
-    let mut j = 0;
-    let mut gbuf = vec![0.0; p];
-    alg.run_observed(loss.as_ref(), &data, seed, r as u64, &mut |t, w| {
-        while j < at.len() && at[j] == t {
-            acc += risk_at(
-                loss.as_ref(),
-                &data,
-                w,
-                reference.f_star,
-                grad_risk,
-                &mut gbuf,
-            );
-            j += 1;
-        }
-    })?;
+    let mut total = 0.0;
+    for run in 0..raw.runs_per_data {
+        // Run 0 keeps the single-run streams (replicate index r); further runs on the same data
+        // set take their own streams.
+        let rs = if run == 0 {
+            seed
+        } else {
+            derive_seed(seed, run as u64, Purpose::Other(RUN_TAG))
+        };
+        let mut pick = stream(rs, r as u64, Purpose::Other(ITER_TAG));
+        let mut at: Vec<usize> = (0..spec.iterates)
+            .map(|_| pick.random_range(0..steps))
+            .collect();
+        at.sort_unstable();
+        let mut acc = 0.0;
+        let mut j = 0;
+        alg.run_observed(loss.as_ref(), &data, rs, r as u64, &mut |t, w| {
+            while j < at.len() && at[j] == t {
+                acc += risk_at(
+                    loss.as_ref(),
+                    &data,
+                    w,
+                    reference.f_star,
+                    grad_risk,
+                    &mut gbuf,
+                );
+                j += 1;
+            }
+        })?;
+        total += acc / spec.iterates as f64;
+    }
     Ok((
         ReplicateResult {
-            risk: acc / spec.iterates as f64,
+            risk: total / raw.runs_per_data as f64,
+            risk0: Some(risk0),
+            lambda_s,
             bound,
             c: cst,
             tau,

@@ -90,9 +90,67 @@ pub fn weighted_geometric_median(data: &Dataset, tol: f64, max_iter: usize) -> R
     })
 }
 
+/// The Hessian of f at w by central differences of the analytic mean gradient (symmetrized,
+/// p x p row-major).
+pub fn hessian(loss: &dyn Loss, data: &Dataset, w: &[f64]) -> Vec<f64> {
+    let p = w.len();
+    hessian_with(loss, data, w, &mut vec![0.0; p], &mut vec![0.0; p])
+}
+
+fn hessian_with(
+    loss: &dyn Loss,
+    data: &Dataset,
+    w: &[f64],
+    gp: &mut [f64],
+    gm: &mut [f64],
+) -> Vec<f64> {
+    let p = w.len();
+    let h = 1e-5 * (1.0 + norm2(w));
+    let mut hess = vec![0.0; p * p]; // column j = (grad(w + h e_j) - grad(w - h e_j)) / 2h
+    let mut wp = w.to_vec();
+    for j in 0..p {
+        wp[j] = w[j] + h;
+        mean_grad(loss, &wp, data, gp);
+        wp[j] = w[j] - h;
+        mean_grad(loss, &wp, data, gm);
+        wp[j] = w[j];
+        for i in 0..p {
+            hess[i * p + j] = (gp[i] - gm[i]) / (2.0 * h);
+        }
+    }
+    linalg::symmetrized(&hess, p)
+}
+
+/// lambda_min of f's Hessian at w*, for the losses with one (the smooth ones); None for the
+/// sharp and Appendix L losses (not twice differentiable at w*).
+pub fn lambda_min_at_optimum(
+    spec: &LossSpec,
+    loss: &dyn Loss,
+    data: &Dataset,
+    w_star: &[f64],
+) -> Option<f64> {
+    match spec {
+        LossSpec::Huber { .. } | LossSpec::Robust | LossSpec::Logistic { .. } => {
+            let p = w_star.len();
+            Some(linalg::min_eigenvalue_symmetric(
+                &hessian(loss, data, w_star),
+                p,
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Relative decrease of f below which a Newton step counts as not moving f (a few ulps of f).
+const REL_DECREASE: f64 = 1e-14;
+/// Gradient norm (relative to 1 + |f|) accepted when no step moves f any more.
+const STALL_GRAD: f64 = 1e-6;
+
 /// Damped Newton with a central-difference Hessian of the analytic mean gradient, a
 /// Levenberg shift when the Hessian is not positive definite, and Armijo backtracking.
-/// Converges when ||grad f|| <= `tol` (1 + |f|); an error otherwise.
+/// Converges when ||grad f|| <= `tol` (1 + |f|), or when f can no longer decrease by more than
+/// its rounding (Newton decrement or the accepted step below [`REL_DECREASE`] (1 + |f|)) with
+/// ||grad f|| <= [`STALL_GRAD`] (1 + |f|); an error otherwise.
 pub fn newton(
     loss: &dyn Loss,
     data: &Dataset,
@@ -116,21 +174,7 @@ pub fn newton(
                 residual: gn,
             });
         }
-        // Hessian by central differences (symmetrized).
-        let h = 1e-5 * (1.0 + norm2(&w));
-        let mut hess = vec![0.0; p * p]; // column j = (grad(w + h e_j) - grad(w - h e_j)) / 2h
-        let mut wp = w.clone();
-        for j in 0..p {
-            wp[j] = w[j] + h;
-            mean_grad(loss, &wp, data, &mut gp);
-            wp[j] = w[j] - h;
-            mean_grad(loss, &wp, data, &mut gm);
-            wp[j] = w[j];
-            for i in 0..p {
-                hess[i * p + j] = (gp[i] - gm[i]) / (2.0 * h);
-            }
-        }
-        let hess = linalg::symmetrized(&hess, p);
+        let hess = hessian_with(loss, data, &w, &mut gp, &mut gm);
         let mut shift = 0.0;
         let dir = loop {
             if let Some(dir) = linalg::cholesky_solve_shifted(&hess, p, shift, &g) {
@@ -146,6 +190,16 @@ pub fn newton(
             }
         };
         let slope = dot(&g, &dir);
+        // Relative-decrease stopping rule: the Newton decrement lambda^2 = g^T H^-1 g predicts a
+        // decrease lambda^2 / 2; once that is below rounding of f, no step can move f.
+        // (A true Newton step only: with a Levenberg shift the decrement says nothing.)
+        if shift == 0.0 && 0.5 * slope <= REL_DECREASE * (1.0 + f.abs()) {
+            return Ok(Reference {
+                w_star: w,
+                f_star: f,
+                residual: gn,
+            });
+        }
         let mut step = 1.0;
         let mut accepted = false;
         for _ in 0..60 {
@@ -156,6 +210,10 @@ pub fn newton(
                 .collect();
             let ft = mean_value(loss, &trial, data);
             if ft <= f - 1e-4 * step * slope || (ft <= f && step < 1e-6) {
+                if f - ft <= REL_DECREASE * (1.0 + f.abs()) {
+                    // The step does not move f: treat it as no descent (the branch below).
+                    break;
+                }
                 w = trial;
                 f = ft;
                 accepted = true;
@@ -167,7 +225,7 @@ pub fn newton(
             // No descent left at machine precision: w is optimal to rounding.
             mean_grad(loss, &w, data, &mut g);
             let gn = norm2(&g);
-            if gn <= 1e-7 * (1.0 + f.abs()) {
+            if gn <= STALL_GRAD * (1.0 + f.abs()) {
                 return Ok(Reference {
                     w_star: w,
                     f_star: f,

@@ -53,6 +53,11 @@ pub struct ExperimentSpec {
     /// Tolerance of the 'rate consistent' verdict: asymptotic slope >= predicted - tolerance.
     #[serde(default = "default_tolerance")]
     pub slope_tolerance: f64,
+    /// Independent runs of Algorithm 1 per data set (default 1): a replicate's risk is their
+    /// mean, the estimate of the risk over the algorithm's randomness that the theorems bound
+    /// with a probability over the data set (the report's probability column).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub runs_per_data: usize,
     /// Quick scale (default of `run` and `verify`).
     pub quick: ScaleSpec,
     /// Publication scale (`--full`).
@@ -63,6 +68,12 @@ pub struct ExperimentSpec {
 
 fn yes() -> bool {
     true
+}
+fn one() -> usize {
+    1
+}
+fn is_one(v: &usize) -> bool {
+    *v == 1
 }
 fn default_tolerance() -> f64 {
     0.1
@@ -121,8 +132,12 @@ pub enum OptimalRule {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConstantsSpec {
-    /// ||w0 - w*||: w0 = w* + dist0 (1, ..., 1)/sqrt(p).
+    /// ||w0 - w*||: w0 = w* + dist0 (1, ..., 1)/sqrt(p) (ignored with `w0 = "zero"`).
     pub dist0: f64,
+    /// The starting point: "offset" (default, w* + dist0 u) or "zero" (w0 = 0, as in the
+    /// Appendix L construction; the bound then uses ||w0 - w*|| = ||w*|| of each data set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w0: Option<StartSpec>,
     /// C of eta = C/(T tau) psi^(-1/2).
     #[serde(default = "optimal")]
     pub c: FreeConstant,
@@ -135,6 +150,16 @@ pub struct ConstantsSpec {
     /// The Omega(.) constant of the lower bound (L.1 / I.3), for the reported ratio.
     #[serde(default)]
     pub c_lower: Option<f64>,
+}
+
+/// Where Algorithm 1 starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartSpec {
+    /// w0 = w* + dist0 (1, ..., 1)/sqrt(p).
+    Offset,
+    /// w0 = 0.
+    Zero,
 }
 
 fn optimal() -> FreeConstant {
@@ -265,6 +290,9 @@ impl Spec {
         check_open("privacy.delta", raw.privacy.delta, 0.0, 1.0)?;
         check_positive("constants.dist0", raw.constants.dist0)?;
         check_positive("batch_size", raw.batch_size)?;
+        if raw.runs_per_data == 0 {
+            return Err(Error::Config("runs_per_data must be >= 1".into()));
+        }
         if let FreeConstant::Value(c) = raw.constants.c {
             check_positive("constants.c", c)?;
         }
