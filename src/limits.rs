@@ -64,9 +64,9 @@ pub fn fmt_bytes(b: f64) -> String {
 pub fn check_memory(what: &str, bytes: f64) -> Result<()> {
     let avail = available_memory();
     let too_big = match avail {
-        Some(a) => !(bytes <= a),
+        Some(a) => bytes.is_nan() || bytes > a,
         // Without /proc/meminfo, refuse only what no machine has (1 TB).
-        None => !(bytes <= 1024f64.powi(4)),
+        None => bytes.is_nan() || bytes > 1024f64.powi(4),
     };
     if too_big {
         let have = avail

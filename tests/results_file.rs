@@ -2,7 +2,7 @@
 //! fingerprint and a hash of the cell; `--resume` refuses an edited line; a lock file keeps two
 //! processes out of one results file; rewrites leave no temporary files behind.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use dpsgd_lab::experiment::runner::{self, RunOptions};
 use dpsgd_lab::experiment::{ExperimentSpec, Scale, Spec};
@@ -62,9 +62,9 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
-fn opts(out: &PathBuf, resume: bool) -> RunOptions {
+fn opts(out: &Path, resume: bool) -> RunOptions {
     RunOptions {
-        out: out.clone(),
+        out: out.to_path_buf(),
         resume,
         fresh: false,
         shard: None,
