@@ -53,6 +53,19 @@ impl Dataset {
                 x[k]
             )));
         }
+        // Every loss works with ||x||^2 (G(x, y), clipping): a row whose squared norm overflows
+        // would train on infinities. One check here serves every command.
+        if let Some(i) = x
+            .chunks_exact(d)
+            .position(|r| !r.iter().map(|v| v * v).sum::<f64>().is_finite())
+        {
+            return Err(Error::data(format!(
+                "the feature norm ||x|| of sample {i} overflows (largest |feature| {:e}); rescale the features",
+                x[i * d..(i + 1) * d]
+                    .iter()
+                    .fold(0.0f64, |m, v| m.max(v.abs()))
+            )));
+        }
         if let Some(i) = y.iter().position(|v| !v.is_finite()) {
             return Err(Error::data(format!(
                 "label of sample {i} is {} (NaN and infinite values are not allowed)",

@@ -16,12 +16,9 @@ pub enum Error {
     #[error("numerical: {0}")]
     Numerical(String),
     /// A file that cannot be read or written.
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The OS message is printed once: it is in the message, not also in the source chain.
+    #[error("{path}: {err}")]
+    Io { path: String, err: std::io::Error },
 }
 
 /// Crate-wide result.
@@ -40,7 +37,7 @@ impl Error {
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            err: source,
         }
     }
 }

@@ -17,8 +17,8 @@
 //! dpsgd -> privacy               Algorithm 1; accountants (fill dpsgd's Calibrator seam)
 //! loss, data, plot               per-sample losses; generators, CSV, summaries; figures
 //! rng, error, linalg, stats,     seeded streams, errors, GEMM and solves, the quantile,
-//!   fingerprint, dataset,          a stable hash, the plain data set, k = inf in serde
-//!   k_serde
+//!   fingerprint, dataset,          a stable hash, the plain data set, k = inf in serde,
+//!   k_serde, limits                up-front memory and work estimates
 //! ```
 
 pub mod audit;
@@ -31,6 +31,7 @@ pub mod error;
 pub mod experiment;
 pub mod fingerprint;
 pub mod k_serde;
+pub mod limits;
 pub mod linalg;
 pub mod loss;
 pub mod lower_bound;

@@ -2,7 +2,7 @@
 
 mod cli;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// dpsgd-lab: the theory of DP-SGD under generalized Lipschitzness, made executable.
 #[derive(Debug, Parser)]
@@ -51,6 +51,16 @@ enum Command {
     Merge(cli::merge::MergeArgs),
 }
 
+/// Negative numbers are values everywhere (`--z -1`), so that the error names the flag.
+fn negatives(cmd: clap::Command) -> clap::Command {
+    cmd.allow_negative_numbers(true).mut_subcommands(negatives)
+}
+
+fn parse() -> Result<Cli, clap::Error> {
+    let matches = negatives(Cli::command()).try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
 fn main() {
     // Die quietly on a closed pipe (`dpsgd-lab ... | head`), like other Unix tools, instead of
     // panicking inside println!.
@@ -59,7 +69,17 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = match parse() {
+        Ok(c) => c,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            // One line, like every other error: clap's first line, which names the argument.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("error: bad arguments");
+            eprintln!("{first}");
+            std::process::exit(2);
+        }
+    };
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),
         Command::Data(a) => cli::data::run(a),

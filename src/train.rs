@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use crate::data::Dataset;
 use crate::dpsgd::{DpSgd, DpSgdConfig, NoiseSpec, RunOutput, RunSummary};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::limits;
 use crate::loss::LossSpec;
 use crate::privacy;
 use crate::rng::{Purpose, stream};
@@ -21,6 +22,8 @@ pub struct ReportOptions {
     pub accountant: Option<String>,
     /// delta at which to report the epsilon spent when the config states none.
     pub delta: f64,
+    /// Run even when the estimated work exceeds [`limits::WORK_LIMIT`].
+    pub force: bool,
 }
 
 /// The privacy a run actually has, by a real accountant, and the effective nu that connects it
@@ -49,14 +52,68 @@ pub struct TrainRun {
     /// The iterates w_priv, w_T, w_avg (not part of the printed summary).
     #[serde(skip)]
     pub output: RunOutput,
+    /// The work estimate checked before the run: T (b + 1) p gradient coordinates.
+    #[serde(skip)]
+    pub work_estimate: f64,
 }
 
+/// What the privacy of a run depends on, known before training.
+struct PrivacyInputs {
+    z: f64,
+    n: usize,
+    batch_size: f64,
+    steps: usize,
+    params: usize,
+}
+
+/// Names the input at fault when the privacy of a run cannot be accounted.
+fn culprit(noise: &NoiseSpec, p: &PrivacyInputs, q: f64, why: &str) -> String {
+    let source = match noise {
+        NoiseSpec::Theorem34 { nu, epsilon, delta } => format!(
+            " (from [dpsgd] noise nu = {}, epsilon = {}, delta = {}, batch_size = {})",
+            limits::fmt_num(*nu),
+            limits::fmt_num(*epsilon),
+            limits::fmt_num(*delta),
+            limits::fmt_num(p.batch_size)
+        ),
+        NoiseSpec::Multiplier { .. } => " (from [dpsgd] noise z)".to_string(),
+        _ => String::new(),
+    };
+    let fault = if q < 1e-12 {
+        format!(
+            "[dpsgd] batch_size = {} gives the sampling rate q = b/n = {}, too small to account",
+            limits::fmt_num(p.batch_size),
+            limits::fmt_num(q)
+        )
+    } else if p.z > 1e6 {
+        format!(
+            "the noise multiplier z = {}{source} is so large that the run could learn nothing",
+            limits::fmt_num(p.z)
+        )
+    } else if p.z < 1e-3 {
+        format!(
+            "the noise multiplier z = {}{source} is too small to give any privacy that can be accounted",
+            limits::fmt_num(p.z)
+        )
+    } else {
+        format!(
+            "the privacy of z = {}{source}, q = {}, T = {} cannot be accounted",
+            limits::fmt_num(p.z),
+            limits::fmt_num(q),
+            p.steps
+        )
+    };
+    format!("{fault} ({why})")
+}
+
+/// The privacy of the run, accounted before training so that a run whose privacy cannot be
+/// stated is refused before any work is done, naming the input at fault.
 fn privacy_report(
     opts: &ReportOptions,
     noise: &NoiseSpec,
-    s: &RunSummary,
+    p: &PrivacyInputs,
 ) -> Result<Option<PrivacyReport>> {
-    let z = s.noise_multiplier;
+    let z = p.z;
     if z <= 0.0 {
         return Ok(None);
     }
@@ -66,10 +123,19 @@ fn privacy_report(
         _ => "rdp".to_string(),
     };
     let delta = noise.delta().unwrap_or(opts.delta);
-    let q = s.batch_size / s.n as f64;
-    let eps = privacy::epsilon_spent(&accountant, q, s.steps, z, delta)?;
-    let nu_eff = privacy::nu_eff(z, q, s.steps, eps, delta)?;
-    let phi = (nu_eff * s.params as f64 * (1.0 / delta).ln()).sqrt() / (s.n as f64 * eps);
+    let q = p.batch_size / p.n as f64;
+    let fail = |e: Error| Error::param(culprit(noise, p, q, &e.to_string()));
+    if z > 1e6 || q < 1e-12 || z < 1e-3 {
+        return Err(Error::param(culprit(
+            noise,
+            p,
+            q,
+            "its epsilon is 0, infinite or below the accountant's precision",
+        )));
+    }
+    let eps = privacy::epsilon_spent(&accountant, q, p.steps, z, delta).map_err(fail)?;
+    let nu_eff = privacy::nu_eff(z, q, p.steps, eps, delta).map_err(fail)?;
+    let phi = (nu_eff * p.params as f64 * (1.0 / delta).ln()).sqrt() / (p.n as f64 * eps);
     Ok(Some(PrivacyReport {
         accountant,
         delta,
@@ -98,6 +164,26 @@ pub fn train(
         _ => None,
     };
     let alg = DpSgd::new(dpsgd.clone(), data.n, cal.as_deref())?;
+    // Each step costs about (b + 1) parameter-sized vector operations.
+    let work = dpsgd.steps as f64 * (dpsgd.batch_size + 1.0) * loss.param_dim() as f64;
+    limits::check_work(
+        &format!(
+            "[dpsgd] steps = {}, batch_size = {} with {} parameters",
+            dpsgd.steps,
+            limits::fmt_num(dpsgd.batch_size),
+            loss.param_dim()
+        ),
+        work,
+        opts.force,
+    )?;
+    let inputs = PrivacyInputs {
+        z: alg.noise().multiplier,
+        n: data.n,
+        batch_size: dpsgd.batch_size,
+        steps: dpsgd.steps,
+        params: loss.param_dim(),
+    };
+    let privacy = privacy_report(opts, &dpsgd.noise, &inputs)?;
     let w0 = alg.initial_point(
         loss.param_dim(),
         &mut stream(seed, replicate, Purpose::Init),
@@ -111,10 +197,10 @@ pub fn train(
         &output,
         start.elapsed().as_secs_f64(),
     );
-    let privacy = privacy_report(opts, &dpsgd.noise, &summary)?;
     Ok(TrainRun {
         summary,
         privacy,
         output,
+        work_estimate: work,
     })
 }

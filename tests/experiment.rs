@@ -86,6 +86,7 @@ fn opts(out: &Path) -> RunOptions {
         shard: None,
         progress: false,
         stop_after: None,
+        force: false,
     }
 }
 

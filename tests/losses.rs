@@ -132,15 +132,22 @@ fn lipschitz_constants_are_tight() {
     let mut g = [0.0; 12];
     // Appendix L: w = -t x/||x|| with t > 1 gives grad = -x - 2||x|| x/||x|| = -3x (Eq. 100).
     let w: Vec<f64> = x.iter().map(|v| -2.0 * v / nx).collect();
-    AppendixLLoss::new(3).grad(&w, &x, 0.0, &mut g[..3]);
+    let al = AppendixLLoss::new(3);
+    al.grad(&w, &x, 0.0, &mut g[..3]);
+    // Each loss's own G (not a constant restated here), so a loosened G fails.
+    let tight = |g: &[f64], big_g: f64| (norm2(g) - big_g).abs() <= 1e-12 * big_g;
+    assert!(tight(&g[..3], al.lipschitz(&x, 0.0).unwrap()));
     assert!((norm2(&g[..3]) - 3.0 * nx).abs() < 1e-12);
     // Robust: |phi'| = 1/sqrt(2) at residual r = sqrt(2).
     let w = [2f64.sqrt() / x[0], 0.0, 0.0];
-    RobustLoss::new(3).grad(&w, &x, 0.0, &mut g[..3]);
+    let rb = RobustLoss::new(3);
+    rb.grad(&w, &x, 0.0, &mut g[..3]);
+    assert!(tight(&g[..3], rb.lipschitz(&x, 0.0).unwrap()));
     assert!((norm2(&g[..3]) - nx / 2f64.sqrt()).abs() < 1e-12);
     // Huber: |h'| = c for |r| >= c.
     let hub = HuberLoss::new(3, 0.5).unwrap();
     hub.grad(&[0.0; 3], &x, 10.0, &mut g[..3]);
+    assert!(tight(&g[..3], hub.lipschitz(&x, 10.0).unwrap()));
     assert!((norm2(&g[..3]) - 0.5 * nx).abs() < 1e-12);
     // Logistic (Eq. 8): all mass on a wrong class gives ||e||^2 -> 2, so ||grad|| -> sqrt(2)||x~||.
     let sm = SoftmaxLoss::new(3, 2);

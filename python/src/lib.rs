@@ -771,7 +771,11 @@ fn train<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let start = Instant::now();
     let (text, origin) = config_text(config)?;
-    let opts = ReportOptions { accountant, delta };
+    let opts = ReportOptions {
+        accountant,
+        delta,
+        force: false,
+    };
     let run = match (x, y) {
         (Some(x), Some(y)) => {
             let table: toml::Table = from_toml_str(&text, &origin).map_err(err)?;

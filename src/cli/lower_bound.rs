@@ -5,6 +5,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use serde::Serialize;
 
+use dpsgd_lab::limits;
 use dpsgd_lab::lower_bound::checks::{
     ChernoffReport, FarPointReport, eq107_frequency, far_point_check,
 };
@@ -51,6 +52,9 @@ pub struct LowerBoundArgs {
     /// Print one JSON object on the last line.
     #[arg(long)]
     pub json: bool,
+    /// Run even when the estimated work exceeds the limit.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Serialize)]
@@ -87,6 +91,19 @@ pub fn run(a: &LowerBoundArgs) -> Result<()> {
     if a.n.is_empty() {
         bail!("give at least one --n");
     }
+    if !(a.nu.is_finite() && a.nu > 0.0) {
+        bail!("--nu must be positive and finite, but is {}", a.nu);
+    }
+    let n_max = a.n.iter().copied().max().unwrap_or(0) as f64;
+    limits::check_memory(
+        &format!("--n {} --d {}", n_max, a.d),
+        8.0 * (n_max + 2.0) * (a.d as f64 + 2.0),
+    )?;
+    limits::check_work(
+        &format!("--draws {} --n {} --d {}", a.draws, n_max, a.d),
+        a.draws as f64 * (n_max + 1.0) * (a.d as f64 + 1.0) * a.n.len() as f64,
+        a.force,
+    )?;
     // Verify the packing set at the size Lemma 6 guarantees when that is affordable.
     let lemma6 = lemma6_size(a.d);
     let size = lemma6

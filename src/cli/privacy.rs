@@ -1,7 +1,7 @@
 //! `dpsgd-lab privacy epsilon|calibrate|zcdp`: privacy accounting for the Poisson-subsampled
 //! Gaussian mechanism of Algorithm 1.
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
@@ -72,12 +72,20 @@ pub struct CalibrateArgs {
 
 #[derive(Debug, Args)]
 pub struct ZcdpArgs {
+    /// epsilon > 0 of the (epsilon, delta)-DP guarantee.
     #[arg(long)]
     pub epsilon: f64,
+    /// delta in (0, 1) of the (epsilon, delta)-DP guarantee.
     #[arg(long)]
     pub delta: f64,
+    /// Print one JSON object (epsilon, delta, xi, rho) on the last line.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Numbers in the readable form used everywhere.
+fn f(x: f64) -> String {
+    dpsgd_lab::limits::fmt_num(x)
 }
 
 /// Runs a `privacy` subcommand.
@@ -94,8 +102,11 @@ pub fn run(args: &PrivacyArgs) -> Result<()> {
                 );
             } else {
                 println!(
-                    "({}, {})-DP implies ({xi:.6}, {rho:.6})-zCDP (Bun & Steinke 2016, Lemma 22)",
-                    a.epsilon, a.delta
+                    "({}, {})-DP implies ({}, {})-zCDP (Bun & Steinke 2016, Lemma 22)",
+                    f(a.epsilon),
+                    f(a.delta),
+                    f(xi),
+                    f(rho)
                 );
             }
             Ok(())
@@ -144,11 +155,15 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
             _ => String::new(),
         };
         println!(
-            "epsilon = {eps:.6} at delta = {} ({detail}) for q = {}, T = {}, z = {}",
-            a.delta, a.q, a.steps, a.z
+            "epsilon = {} at delta = {} ({detail}) for q = {}, T = {}, z = {}",
+            f(eps),
+            f(a.delta),
+            f(a.q),
+            a.steps,
+            f(a.z)
         );
         if let Some(nu) = nu {
-            println!("nu_eff = {nu:.6}");
+            println!("nu_eff = {}", f(nu));
         }
     }
     Ok(())
@@ -161,6 +176,21 @@ fn calibrate(a: &CalibrateArgs) -> Result<()> {
     let secs = start.elapsed().as_secs_f64();
     let achieved = kind.epsilon(a.q, a.steps, z, a.delta)?;
     let nu = nu_eff(z, a.q, a.steps, a.epsilon, a.delta)?;
+    if !(nu.is_finite() && nu > 0.0 && achieved > 0.0) {
+        if a.q < 1e-12 {
+            bail!(
+                "--q {} is too small: its epsilon is below the accountant's precision",
+                f(a.q)
+            );
+        }
+        bail!(
+            "--epsilon {} is out of the accountant's range: z = {} already reaches epsilon = {} (nu_eff = {})",
+            f(a.epsilon),
+            f(z),
+            f(achieved),
+            f(nu)
+        );
+    }
     if a.json {
         println!(
             "{}",
@@ -178,14 +208,16 @@ fn calibrate(a: &CalibrateArgs) -> Result<()> {
         );
     } else {
         println!(
-            "noise multiplier z = {z:.6} reaches epsilon = {achieved:.6} <= {} at delta = {} ({}, q = {}, T = {}, {secs:.2} s)",
-            a.epsilon,
-            a.delta,
+            "noise multiplier z = {} reaches epsilon = {} <= {} at delta = {} ({}, q = {}, T = {}, {secs:.2} s)",
+            f(z),
+            f(achieved),
+            f(a.epsilon),
+            f(a.delta),
             kind.as_str(),
-            a.q,
+            f(a.q),
             a.steps
         );
-        println!("nu_eff = {nu:.6}");
+        println!("nu_eff = {}", f(nu));
     }
     Ok(())
 }

@@ -34,6 +34,9 @@ pub struct RunArgs {
     /// Print the summary as one JSON object on the last line.
     #[arg(long)]
     pub json: bool,
+    /// Run even when the estimated work exceeds the limit.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Parses "I/N".
@@ -82,6 +85,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
             shard: args.shard,
             progress: !args.quiet,
             stop_after: None,
+            force: args.force,
         },
     )
     .with_context(|| format!("spec {}", args.spec.display()))?;

@@ -7,6 +7,8 @@ use anyhow::Result;
 use clap::Args;
 
 use dpsgd_lab::config::{TrainConfig, load_toml};
+use dpsgd_lab::dpsgd::NoiseSpec;
+use dpsgd_lab::limits;
 use dpsgd_lab::rng::{Purpose, stream};
 use dpsgd_lab::train::{ReportOptions, train};
 
@@ -29,6 +31,9 @@ pub struct TrainArgs {
     /// delta at which to report the epsilon spent when the config states none (noise multiplier).
     #[arg(long, default_value_t = 1e-5)]
     pub delta: f64,
+    /// Run even when the estimated work exceeds the limit (see `limits::WORK_LIMIT`).
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(args: &TrainArgs) -> Result<()> {
@@ -49,6 +54,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         &ReportOptions {
             accountant: args.accountant.clone(),
             delta: args.delta,
+            force: args.force,
         },
         start,
     )?;
@@ -76,13 +82,29 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         println!("  f(w_T)    = {:.6}", s.f_w_last);
         println!("  f(w_avg)  = {:.6}", s.f_w_avg);
         println!("  ||grad f(w_priv)||^2 = {:.6e}", s.grad_norm_sq_w_priv);
-        println!("  wall time = {:.3} s", s.wall_time_s);
+        println!(
+            "  wall time = {:.3} s (work estimate {} gradient coordinates)",
+            s.wall_time_s,
+            limits::fmt_num(run.work_estimate)
+        );
         match &run.privacy {
             Some(p) => println!(
                 "  privacy ({}): ({:.4}, {:.0e})-DP spent; nu_eff = {:.4}, phi = {:.4e}",
                 p.accountant, p.epsilon_spent, p.delta, p.nu_eff, p.phi
             ),
             None => println!("  privacy: none (no noise)"),
+        }
+        if let (Some(p), NoiseSpec::Theorem34 { nu, epsilon, .. }) =
+            (&run.privacy, &cfg.dpsgd.noise)
+        {
+            println!(
+                "  Thm 3.4 with nu = {} promises epsilon = {}; the accountant finds {} spent. \
+                 The paper leaves nu an unstated constant: nu = {} makes them agree.",
+                limits::fmt_num(*nu),
+                limits::fmt_num(*epsilon),
+                limits::fmt_num(p.epsilon_spent),
+                limits::fmt_num(p.nu_eff)
+            );
         }
     }
     Ok(())

@@ -35,6 +35,9 @@ pub struct VerifyArgs {
     /// Print the summaries as one JSON array on the last line.
     #[arg(long)]
     pub json: bool,
+    /// Run even when the estimated work exceeds the limit.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The experiment specs in `dir`: *.toml files that have a `[sweep]` table, sorted by name.
@@ -90,6 +93,7 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
                 shard: None,
                 progress: !args.quiet,
                 stop_after: None,
+                force: args.force,
             },
         )
         .with_context(|| format!("spec {}", f.display()))?;
@@ -133,6 +137,28 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
             out.display(),
             summaries.len(),
             plots.display()
+        );
+    }
+    violation_exit(&summaries)
+}
+
+/// An error (exit code 2) when any series is a VIOLATION, so that scripts and CI can rely on
+/// `verify`'s exit status; the table and report are written first.
+pub fn violation_exit(summaries: &[experiment::SpecSummary]) -> Result<()> {
+    let bad: Vec<String> = summaries
+        .iter()
+        .flat_map(|s| {
+            s.series
+                .iter()
+                .filter(|x| x.verdict.starts_with("VIOLATION"))
+                .map(move |x| format!("{} {}", s.spec, x.label))
+        })
+        .collect();
+    if !bad.is_empty() {
+        anyhow::bail!(
+            "{} series are VIOLATIONs (OR above the explicit bound): {}",
+            bad.len(),
+            bad.join(", ")
         );
     }
     Ok(())

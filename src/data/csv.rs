@@ -86,6 +86,16 @@ impl CsvSpec {
                     headers.iter().collect::<Vec<_>>().join(", ")
                 ))
             })?;
+        // Two columns of one name would make one of them silently a feature (a leaked label).
+        for (j, h) in headers.iter().enumerate() {
+            if headers.iter().take(j).any(|g| g.trim() == h.trim()) {
+                return Err(Error::data(format!(
+                    "{}: the header names column '{}' twice; column names must be unique",
+                    self.path,
+                    h.trim()
+                )));
+            }
+        }
         let width = headers.len();
         if width < 2 {
             return Err(Error::data(format!(
@@ -138,6 +148,9 @@ impl CsvSpec {
                 }
             }
         }
-        Dataset::new(x, y, d).map_err(|e| Error::data(format!("{}: {e}", self.path)))
+        Dataset::new(x, y, d).map_err(|e| match e {
+            Error::Data(m) => Error::data(format!("{}: {m}", self.path)),
+            e => e,
+        })
     }
 }

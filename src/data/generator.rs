@@ -203,6 +203,14 @@ impl GeneratorSpec {
     pub fn generate(&self, rng: &mut SimRng) -> Result<Dataset> {
         let law = self.check()?;
         let (n, d) = (self.n, self.d);
+        let m = match &self.labels {
+            LabelModel::Multinomial { classes, .. } => *classes as f64,
+            _ => 0.0,
+        };
+        crate::limits::check_memory(
+            &format!("[data] n = {n}, d = {d}, classes = {m}"),
+            8.0 * (n as f64 * (d as f64 + 2.0) + m * (d as f64 + 1.0)),
+        )?;
         let mut x = vec![0.0; n * d];
         let y = match &self.labels {
             LabelModel::Multinomial {

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// A per-step schedule: a constant (as in the theorems), an explicit list, or a power decay.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum StepSchedule {
     /// The same value every step.
@@ -22,6 +22,36 @@ pub enum StepSchedule {
         /// Decay exponent, >= 0.
         power: f64,
     },
+}
+
+/// The accepted forms, for messages.
+const FORMS: &str =
+    "expected a number (e.g. 0.5), { values = [...] } or { initial = .., power = .. }";
+
+/// The wire forms of [`StepSchedule`], plus text, so that a wrong type gets a message that says
+/// which forms are accepted instead of serde's "did not match any variant".
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawSchedule {
+    Constant(f64),
+    Values { values: Vec<f64> },
+    Power { initial: f64, power: f64 },
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for StepSchedule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        match RawSchedule::deserialize(d) {
+            Ok(RawSchedule::Constant(v)) => Ok(StepSchedule::Constant(v)),
+            Ok(RawSchedule::Values { values }) => Ok(StepSchedule::Values { values }),
+            Ok(RawSchedule::Power { initial, power }) => Ok(StepSchedule::Power { initial, power }),
+            Ok(RawSchedule::Text(t)) => Err(D::Error::custom(format!(
+                "\"{t}\" is not a schedule: {FORMS}"
+            ))),
+            Err(_) => Err(D::Error::custom(format!("not a schedule: {FORMS}"))),
+        }
+    }
 }
 
 impl StepSchedule {

@@ -8,6 +8,7 @@
 
 pub mod fit;
 pub mod report;
+pub mod results;
 pub mod runner;
 pub mod solver;
 pub mod spec;

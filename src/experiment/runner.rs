@@ -5,9 +5,9 @@
 //! results file is the same for every RAYON_NUM_THREADS, every shard split and every resume.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use rand::RngExt;
@@ -20,7 +20,6 @@ use crate::config::{DataSpec, exact_lipschitz_k_norm};
 use crate::data::Dataset;
 use crate::dpsgd::{DpSgd, Init, Projection, StepSchedule};
 use crate::error::{Error, Result};
-use crate::fingerprint::fingerprint;
 use crate::loss::{Loss, LossSpec, mean_grad, mean_value, norm2, per_sample_lipschitz};
 use crate::rng::{Purpose, derive_seed, stream};
 use crate::stats::quantile;
@@ -83,19 +82,6 @@ pub struct CellResult {
     pub replicates: Vec<ReplicateResult>,
 }
 
-/// The first line of a results file: what produced it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Header {
-    /// Spec name.
-    pub spec: String,
-    /// "quick" or "full".
-    pub scale: String,
-    /// FNV-1a hash of the spec and scale: resume and merge refuse a different spec.
-    pub fingerprint: String,
-    /// Number of cells of the whole sweep.
-    pub cells: usize,
-}
-
 /// Options of [`run`].
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -112,99 +98,11 @@ pub struct RunOptions {
     pub progress: bool,
     /// Stop after this many newly finished cells (tests of resume; None: run all).
     pub stop_after: Option<usize>,
+    /// Run even when the estimated work exceeds [`crate::limits::WORK_LIMIT`].
+    pub force: bool,
 }
 
-/// The header of `spec`'s results.
-pub fn header(spec: &Spec) -> Header {
-    let text = format!(
-        "{}|{:?}",
-        serde_json::to_string(&spec.raw).unwrap_or_default(),
-        spec.scale
-    );
-    Header {
-        spec: spec.raw.name.clone(),
-        scale: format!("{:?}", spec.scale).to_lowercase(),
-        fingerprint: fingerprint(text.as_bytes()),
-        cells: spec.cells(),
-    }
-}
-
-/// The results file of a run: `results.jsonl`, or `shard-I-of-N.jsonl`.
-pub fn results_path(out: &Path, shard: Option<(usize, usize)>) -> PathBuf {
-    match shard {
-        None => out.join("results.jsonl"),
-        Some((i, n)) => out.join(format!("shard-{i}-of-{n}.jsonl")),
-    }
-}
-
-/// The header of a results file (None: an empty file).
-pub fn read_header(path: &Path) -> Result<Option<Header>> {
-    let io = |e| Error::io(path.display().to_string(), e);
-    let f = File::open(path).map_err(io)?;
-    match BufReader::new(f).lines().next() {
-        None => Ok(None),
-        Some(l) => serde_json::from_str(&l.map_err(io)?)
-            .map(Some)
-            .map_err(|e| Error::Config(format!("{}: bad header: {e}", path.display()))),
-    }
-}
-
-/// Reads a results file: its header and the complete cell lines (a torn last line from an
-/// interrupted write is dropped). Errors if the header is not `expect`'s.
-pub fn read_results(path: &Path, expect: &Header) -> Result<BTreeMap<usize, CellResult>> {
-    let io = |e| Error::io(path.display().to_string(), e);
-    let f = File::open(path).map_err(io)?;
-    let mut cells = BTreeMap::new();
-    let mut lines = BufReader::new(f).lines();
-    let head = match lines.next() {
-        Some(l) => l.map_err(io)?,
-        None => return Ok(cells),
-    };
-    let h: Header = serde_json::from_str(&head)
-        .map_err(|e| Error::Config(format!("{}: bad header: {e}", path.display())))?;
-    if h != *expect {
-        return Err(Error::Config(format!(
-            "{} was written by spec {} ({}, fingerprint {}), not by this spec {} ({}, fingerprint {}); use another --out",
-            path.display(),
-            h.spec,
-            h.scale,
-            h.fingerprint,
-            expect.spec,
-            expect.scale,
-            expect.fingerprint
-        )));
-    }
-    for line in lines {
-        let line = line.map_err(io)?;
-        if let Ok(c) = serde_json::from_str::<CellResult>(&line)
-            && cells.insert(c.cell, c).is_some()
-        {
-            return Err(Error::Config(format!(
-                "{}: a cell appears twice",
-                path.display()
-            )));
-        }
-    }
-    Ok(cells)
-}
-
-/// Writes a results file canonically: header, then cells by index. Atomic (temp + rename).
-pub fn write_results(
-    path: &Path,
-    head: &Header,
-    cells: &BTreeMap<usize, CellResult>,
-) -> Result<()> {
-    let tmp = path.with_extension("jsonl.tmp");
-    let io = |e| Error::io(tmp.display().to_string(), e);
-    let mut text = serde_json::to_string(head).expect("header serializes");
-    text.push('\n');
-    for c in cells.values() {
-        text.push_str(&serde_json::to_string(c).expect("cell serializes"));
-        text.push('\n');
-    }
-    std::fs::write(&tmp, text).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path.display().to_string(), e))
-}
+pub use super::results::{Header, header, read_header, read_results, results_path, write_results};
 
 /// Runs the cells of `spec` not yet in the results file; returns every finished cell (old and
 /// new) of this run's slice.
@@ -216,9 +114,28 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
             "--shard I/N needs 1 <= I <= N, but is {i}/{n}"
         )));
     }
+    let total_work = work_estimate(spec)?;
+    crate::limits::check_work(
+        &format!(
+            "spec {} (phi_min = {}, replicates = {}, batch_size = {})",
+            spec.raw.name,
+            crate::limits::fmt_num(spec.phis.iter().cloned().fold(f64::INFINITY, f64::min)),
+            spec.replicates,
+            spec.raw.batch_size
+        ),
+        total_work,
+        opts.force,
+    )?;
+    if opts.out.exists() && !opts.out.is_dir() {
+        return Err(Error::param(format!(
+            "--out {}: not a directory",
+            opts.out.display()
+        )));
+    }
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(opts.out.display().to_string(), e))?;
     let head = header(spec);
     let path = results_path(&opts.out, opts.shard);
+    let _lock = super::results::lock(&path)?;
     let mut done = if opts.resume && path.exists() {
         read_results(&path, &head)?
     } else {
@@ -263,6 +180,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
         opts.progress,
         &spec.raw.name,
     );
+    progress.set_estimate(total_work);
     let file = Mutex::new(
         OpenOptions::new()
             .append(true)
@@ -275,7 +193,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
             let cell = run_cell(spec, c, &|| {
                 progress.add(steps_estimate(spec, spec.cell(c).1))
             })?;
-            let line = serde_json::to_string(&cell).expect("cell serializes") + "\n";
+            let line = super::results::cell_line(&head, &cell);
             let mut f = file.lock().expect("results file lock");
             f.write_all(line.as_bytes())
                 .and_then(|_| f.flush())
@@ -290,6 +208,20 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
     }
     write_results(&path, &head, &done)?;
     Ok(done)
+}
+
+/// The work of the whole sweep in gradient coordinates: replicates x T x (b + 1) x (d + 1)
+/// summed over cells, known from the spec before anything runs.
+pub fn work_estimate(spec: &Spec) -> Result<f64> {
+    let d = spec.dim()? as f64;
+    Ok((0..spec.cells())
+        .map(|c| {
+            spec.replicates as f64
+                * steps_estimate(spec, spec.cell(c).1)
+                * (spec.raw.batch_size + 1.0)
+                * (d + 1.0)
+        })
+        .sum())
 }
 
 fn steps_estimate(spec: &Spec, pi: usize) -> f64 {
@@ -585,7 +517,13 @@ pub fn run_replicate(
     };
     let pres = setup.prescription(cst)?;
     let d = spec.dim()? as f64;
-    let b = raw.batch_size.min(point.n as f64);
+    let b = raw.batch_size;
+    if b > point.n as f64 {
+        return Err(Error::param(format!(
+            "batch_size = {b} exceeds the number of samples n = {} at phi = {}",
+            point.n, point.phi
+        )));
+    }
     let mut cfg = pres.dpsgd_config(
         &PhiInputs {
             n: point.n as f64,
@@ -762,6 +700,13 @@ impl Progress {
             cells,
             done: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+    fn set_estimate(&self, work: f64) {
+        self.bar.set_prefix(format!(
+            "{} (work {})",
+            self.bar.prefix(),
+            crate::limits::fmt_num(work)
+        ));
     }
     fn add(&self, w: f64) {
         self.bar.inc(w as u64);

@@ -365,6 +365,19 @@ impl Spec {
                 sc.points, sc.replicates, sc.iterates, sc.bootstrap
             )));
         }
+        // Results hold about 64 bytes per iterate; refuse before allocating the grid.
+        crate::limits::check_memory(
+            &format!(
+                "points = {}, replicates = {}, iterates = {} with {} series",
+                sc.points,
+                sc.replicates,
+                sc.iterates,
+                raw.series.len()
+            ),
+            64.0 * sc.points as f64
+                * raw.series.len() as f64
+                * (sc.replicates as f64 * (sc.iterates as f64 + 4.0)),
+        )?;
         let phis = (0..sc.points)
             .map(|i| {
                 let t = i as f64 / (sc.points - 1) as f64;
@@ -381,6 +394,15 @@ impl Spec {
         };
         for s in 0..spec.raw.series.len() {
             spec.series_data(s, None)?;
+        }
+        if spec.raw.sweep.vary == Vary::Epsilon
+            && let Ok(n) = spec.base_n()
+            && spec.raw.batch_size > n as f64
+        {
+            return Err(Error::param(format!(
+                "batch_size = {} exceeds the number of samples n = {n}",
+                spec.raw.batch_size
+            )));
         }
         Ok(spec)
     }

@@ -340,6 +340,28 @@ impl LossSpec {
             }
             Ok(m)
         };
+        // About ten parameter-sized vectors live at once (iterates, gradients, averages): refuse
+        // a parameter count that does not fit before allocating any of them.
+        let params = |m: usize| -> f64 {
+            let (d, m) = (d as f64, m as f64);
+            match self {
+                LossSpec::TanhNet { hidden, .. } => {
+                    *hidden as f64 * (d + 1.0) + m * (*hidden as f64 + 1.0)
+                }
+                _ => m * (d + 1.0),
+            }
+        };
+        let fits = |m: usize| -> Result<usize> {
+            let what = match self {
+                LossSpec::TanhNet { hidden, .. } => {
+                    format!("[loss] hidden = {hidden} with {m} classes and d = {d}")
+                }
+                _ => format!("[loss] {m} classes (largest label + 1) and d = {d}"),
+            };
+            crate::limits::check_memory(&what, 80.0 * params(m))?;
+            Ok(m)
+        };
+        let classes = |c: &Option<usize>| -> Result<usize> { fits(classes(c)?) };
         let loss: Box<dyn Loss> = match self {
             LossSpec::Logistic { classes: c } => Box::new(SoftmaxLoss::new(d, classes(c)?)),
             LossSpec::Huber { c } => Box::new(HuberLoss::new(d, *c)?),

@@ -105,6 +105,7 @@ pub fn weighted_geometric_median(
     let mut num = vec![0.0; d];
     let mut r_vec = vec![0.0; d];
     let mut it = 0;
+    let mut converged = false;
     while it < max_iter {
         it += 1;
         num.fill(0.0);
@@ -127,6 +128,7 @@ pub fn weighted_geometric_median(
             }
         }
         if den == 0.0 {
+            converged = true;
             break; // every weighted point coincides with w
         }
         let t: Vec<f64> = num.iter().map(|v| v / den).collect();
@@ -136,6 +138,7 @@ pub fn weighted_geometric_median(
             // Vardi-Zhang: w+ = (1 - eta/||R||)_+ T + min(1, eta/||R||) w.
             let rn = norm2(&r_vec);
             if rn <= eta {
+                converged = true;
                 break; // w is a point and 0 is in the subdifferential
             }
             let s = eta / rn;
@@ -147,8 +150,42 @@ pub fn weighted_geometric_median(
         let step = dist(&next, &w);
         w = next;
         if step <= tol * scale {
+            converged = true;
             break;
         }
+    }
+    // Weiszfeld creeps toward an optimal data point ever more slowly and rarely lands on it, so
+    // its step test can stop short (or the cap is hit): when the data point nearest to w is
+    // optimal (0 in its subdifferential), it is the answer. Otherwise w is unchanged, and a run
+    // that hit the cap without converging is reported, not returned as if converged.
+    let optimal_at = |i: usize| -> bool {
+        let p = row(i);
+        let mut r = vec![0.0; d];
+        let mut at = 0.0;
+        for (j, &a) in weights.iter().enumerate() {
+            let dj = dist(row(j), p);
+            if dj == 0.0 {
+                at += a;
+            } else {
+                for k in 0..d {
+                    r[k] += a * (row(j)[k] - p[k]) / dj;
+                }
+            }
+        }
+        norm2(&r) <= at
+    };
+    let nearest = (0..n)
+        .filter(|&i| weights[i] > 0.0)
+        .min_by(|&i, &j| dist(&w, row(i)).total_cmp(&dist(&w, row(j))));
+    match nearest {
+        Some(i) if dist(&w, row(i)) > 0.0 && optimal_at(i) => w = row(i).to_vec(),
+        _ if !converged => {
+            return Err(Error::Numerical(format!(
+                "the geometric median did not converge in {max_iter} iterations (last step \
+                 above {tol} x the data scale {scale})"
+            )));
+        }
+        _ => {}
     }
     Ok(GeometricMedian {
         objective: objective(&w),
@@ -168,6 +205,47 @@ mod tests {
         assert!(dist(&m.w, &[1.0, 0.0]) < 1e-9, "{:?}", m.w);
         // objective = (1 + 0 + 4) / 3
         assert!((m.objective - 5.0 / 3.0).abs() < 1e-9);
+    }
+
+    /// Issue 13's counterexample: the optimum is the double point (0, 0) (the unit vectors to
+    /// the other two points sum to norm < 2), which Weiszfeld approaches but never reaches
+    /// within the cap; the solver must return it, or report non-convergence, never a point
+    /// 2e-6 away as if converged.
+    #[test]
+    fn optimum_at_a_double_point_is_reached() {
+        let pts = vec![
+            vec![0.0, 0.0],
+            vec![0.0, 0.0],
+            vec![0.001, 0.017],
+            vec![0.0, 0.088],
+        ];
+        match geometric_median(&pts, 1e-13, 20_000) {
+            Ok(m) => assert!(norm2(&m.w) <= 1e-12, "stopped at {:?}", m.w),
+            Err(e) => assert!(e.to_string().contains("did not converge"), "{e}"),
+        }
+    }
+
+    /// A second counterexample (found by the local-minimum property): the optimum is the data
+    /// point (0.001, 0), where the step test used to stop 2.4e-5 short.
+    #[test]
+    fn optimum_at_a_single_point_is_reached() {
+        let pts = vec![
+            vec![0.0, 0.0],
+            vec![0.001, 0.0],
+            vec![-0.172, -0.121],
+            vec![1.325, 0.926],
+        ];
+        let m = geometric_median(&pts, 1e-13, 20_000).unwrap();
+        let f0 = median_objective(&pts, &m.w);
+        for j in 0..16 {
+            let th = j as f64 / 16.0 * std::f64::consts::TAU;
+            let w = [m.w[0] + 1e-6 * th.cos(), m.w[1] + 1e-6 * th.sin()];
+            assert!(
+                median_objective(&pts, &w) >= f0 - 1e-12,
+                "{:?} is not a minimum",
+                m.w
+            );
+        }
     }
 
     #[test]

@@ -502,6 +502,12 @@ pub fn prescribe(id: TheoremId, phi: f64, p: &TheoryParams) -> Result<Prescripti
     if id.full_version() == TheoremId::K1 {
         k1::check_steps(steps_formula, phi)?;
     }
+    // T derived from a float is an integer count: refuse instead of saturating at u64::MAX.
+    let name = match p.steps {
+        Some(_) => "T".to_string(),
+        None => format!("T (from phi = {})", crate::limits::fmt_num(phi)),
+    };
+    crate::limits::to_count(&name, steps_formula.ceil())?;
     let steps = round_steps(steps_formula);
     let t = steps as f64;
     let ps = psi(t, phi);

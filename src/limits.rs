@@ -1,0 +1,160 @@
+//! Up-front resource checks, so that bad input is refused before any work is wasted: the memory
+//! a command will allocate (against the machine's available memory), the work a run will do
+//! (against a generous limit that `--force` lifts), integers derived from floats (never
+//! saturated), and one readable format for printed numbers.
+
+use crate::error::{Error, Result};
+
+/// Work above this many gradient coordinates (sum over steps of b * parameters) is refused
+/// unless forced: about an hour or more of one core. The shipped `verify --full` needs ~1e11.
+pub const WORK_LIMIT: f64 = 1e13;
+
+/// The largest integer a float may be turned into: every integer up to 2^53 is exact in f64.
+pub const MAX_EXACT_INT: f64 = 9_007_199_254_740_992.0;
+
+/// Available memory in bytes: `MemAvailable` of /proc/meminfo on Linux, lowered to the
+/// address-space limit (`ulimit -v`) where one is set; `None` when neither is known.
+pub fn available_memory() -> Option<f64> {
+    let meminfo = (|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024.0)
+    })();
+    match (meminfo, address_space_limit()) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(unix)]
+fn address_space_limit() -> Option<f64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we pass and has no other effect.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } == 0;
+    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as f64)
+}
+
+#[cfg(not(unix))]
+fn address_space_limit() -> Option<f64> {
+    None
+}
+
+/// Bytes in a readable unit.
+pub fn fmt_bytes(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v >= 1e6 {
+        format!("{v:.3e} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Refuses an allocation of `bytes` (an estimate from the config, before allocating) that does
+/// not fit in the available memory; `what` names the inputs that decide its size.
+pub fn check_memory(what: &str, bytes: f64) -> Result<()> {
+    let avail = available_memory();
+    let too_big = match avail {
+        Some(a) => bytes.is_nan() || bytes > a,
+        // Without /proc/meminfo, refuse only what no machine has (1 TB).
+        None => bytes.is_nan() || bytes > 1024f64.powi(4),
+    };
+    if too_big {
+        let have = avail
+            .map(|a| format!("only {} is available", fmt_bytes(a)))
+            .unwrap_or_else(|| "that exceeds 1 TB".to_string());
+        return Err(Error::param(format!(
+            "{what}: needs about {} of memory, but {have}; reduce it",
+            fmt_bytes(bytes)
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses work above [`WORK_LIMIT`] unless `force`; `what` names the inputs that decide it.
+pub fn check_work(what: &str, work: f64, force: bool) -> Result<()> {
+    if !work.is_finite() || (work > WORK_LIMIT && !force) {
+        return Err(Error::param(format!(
+            "{what}: estimated work {} gradient coordinates exceeds the limit {}; \
+             reduce it or pass --force",
+            fmt_num(work),
+            fmt_num(WORK_LIMIT)
+        )));
+    }
+    Ok(())
+}
+
+/// `x` as an integer count, refusing NaN, negative values and values beyond 2^53 (where a
+/// cast would round or saturate) with a message naming `name`.
+pub fn to_count(name: &str, x: f64) -> Result<u64> {
+    if x.is_finite() && (0.0..=MAX_EXACT_INT).contains(&x) {
+        Ok(x as u64)
+    } else {
+        Err(Error::param(format!(
+            "{name} = {} does not fit in an integer count (at most 2^53 = {})",
+            fmt_num(x),
+            fmt_num(MAX_EXACT_INT)
+        )))
+    }
+}
+
+/// A number in a readable form: `{:.6e}` beyond 1e6 or below 1e-4 in magnitude, plain
+/// (shortest round-trip) otherwise; zero, NaN and infinities as themselves.
+pub fn fmt_num(x: f64) -> String {
+    let a = x.abs();
+    if x == 0.0 || !x.is_finite() || (1e-4..=1e6).contains(&a) {
+        let s = format!("{x}");
+        if s.len() > 12 { format!("{x:.6}") } else { s }
+    } else {
+        format!("{x:.6e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_refuse_overflow_and_nan() {
+        assert_eq!(to_count("T", 1e6).unwrap(), 1_000_000);
+        assert!(
+            to_count("T", 1e30)
+                .unwrap_err()
+                .to_string()
+                .contains("T = 1.000000e30")
+        );
+        assert!(to_count("T", f64::NAN).is_err());
+        assert!(to_count("T", -1.0).is_err());
+    }
+
+    #[test]
+    fn numbers_print_readably() {
+        assert_eq!(fmt_num(2.5), "2.5");
+        assert_eq!(fmt_num(1e300), "1.000000e300");
+        assert_eq!(fmt_num(1e-300), "1.000000e-300");
+        assert_eq!(fmt_num(f64::INFINITY), "inf");
+        assert_eq!(fmt_num(1.0 / 3.0), "0.333333");
+    }
+
+    #[test]
+    fn memory_beyond_the_machine_is_refused() {
+        assert!(check_memory("x", 1e30).is_err());
+        assert!(check_memory("x", 1024.0).is_ok());
+    }
+
+    #[test]
+    fn work_above_the_limit_needs_force() {
+        assert!(check_work("x", 1e15, false).is_err());
+        assert!(check_work("x", 1e15, true).is_ok());
+        assert!(check_work("x", f64::INFINITY, true).is_err());
+    }
+}

@@ -1,0 +1,509 @@
+//! Issue 13: every bad input is refused up front. One row per input: the command must exit with
+//! code 2 within the time limit, print exactly one line on stderr, starting `error:` and naming
+//! the offending key or value, and never panic. Each child runs under `ulimit -v` (4 GB), so a
+//! missing memory estimate shows up as an abort here, not as a swapping machine.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// No bad input may take longer than this to be refused.
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn tmpdir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dpsgd-lab-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The shipped example config with `from` replaced by `to` (which must occur).
+fn example(dir: &Path, name: &str, from: &str, to: &str) -> String {
+    edited(dir, name, "simulations/example.toml", from, to)
+}
+
+/// The shipped Huber spec with `from` replaced by `to`.
+fn spec(dir: &Path, name: &str, from: &str, to: &str) -> String {
+    edited(dir, name, "simulations/thm62_j1_huber.toml", from, to)
+}
+
+fn edited(dir: &Path, name: &str, src: &str, from: &str, to: &str) -> String {
+    let text = std::fs::read_to_string(Path::new(ROOT).join(src)).unwrap();
+    assert!(text.contains(from), "{src} has no {from:?}");
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    path.display().to_string()
+}
+
+/// A CSV file and a train config over it.
+fn csv_config(dir: &Path, name: &str, csv: &str) -> (String, String) {
+    let data = dir.join(format!("{name}.csv"));
+    std::fs::write(&data, csv).unwrap();
+    let cfg = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &cfg,
+        format!(
+            "seed = 1\n[data]\nsource = \"csv\"\npath = \"{}\"\nlabel = \"target\"\n\
+             [loss]\nfamily = \"logistic\"\n[dpsgd]\nsteps = 20\nbatch_size = 2\n\
+             learning_rate = 0.5\nclip_norm = 1.0\nnoise = {{ kind = \"multiplier\", z = 1.0 }}\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    (data.display().to_string(), cfg.display().to_string())
+}
+
+/// Runs the binary under a 4 GB address-space limit; returns (exit code, stderr).
+fn run(args: &[String]) -> (Option<i32>, String) {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("ulimit -v 4000000; exec \"$0\" \"$@\"")
+        .arg(BIN)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return (status.code(), err);
+        }
+        if start.elapsed() > LIMIT {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return (None, format!("still running after {LIMIT:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// (row name, arguments, text the error line must contain).
+fn rows(dir: &Path) -> Vec<(&'static str, Vec<String>, &'static str)> {
+    let train = |cfg: String| s(&["train", "--config", &cfg]);
+    let run_spec =
+        |spec: String, out: &str| s(&["run", &spec, "--out", &dir.join(out).display().to_string()]);
+    let lb = |extra: &[&str]| {
+        let mut v = s(&["lower-bound", "--k", "2", "--eps", "1", "--delta", "1e-5"]);
+        v.extend(s(extra));
+        v
+    };
+    let j1 = |extra: &[&str]| {
+        let mut v = s(&[
+            "theory",
+            "schedule",
+            "--theorem",
+            "J.1",
+            "--k",
+            "3",
+            "--G",
+            "1",
+            "--gamma",
+            "0.5",
+            "--C",
+            "1",
+            "--dist0",
+            "1",
+        ]);
+        v.extend(s(extra));
+        v
+    };
+    let (big_csv, big_cfg) = csv_config(
+        dir,
+        "big",
+        "f0,f1,target\n1e300,1,0\n2,1e300,1\n1,2,0\n3,1,1\n",
+    );
+    let (dup_csv, dup_cfg) =
+        csv_config(dir, "dup", "f0,target,target\n1,0,0\n2,1,1\n1,0,0\n3,1,1\n");
+    let (_, label_cfg) = csv_config(
+        dir,
+        "label",
+        "f0,f1,target\n1,2,0\n2,1,999999999\n1,2,0\n3,1,1\n",
+    );
+    let regular = dir.join("regular_file");
+    std::fs::write(&regular, "").unwrap();
+    let huber = format!("{ROOT}/simulations/thm62_j1_huber.toml");
+    let noise = r#"noise = { kind = "theorem34", nu = 1.0, epsilon = 2.0, delta = 1e-5 }"#;
+    vec![
+        // Integer overflow from floats.
+        (
+            "T saturates from a tiny phi",
+            j1(&["--phi", "1e-12"]),
+            "T (from phi",
+        ),
+        (
+            "--T 1e30",
+            s(&[
+                "theory",
+                "schedule",
+                "--theorem",
+                "H.1",
+                "--k",
+                "3",
+                "--G",
+                "1",
+                "--C",
+                "1",
+                "--dist0",
+                "1",
+                "--phi",
+                "0.01",
+                "--T",
+                "1e30",
+                "--G-n",
+                "1",
+                "--alpha",
+                "1",
+                "--Delta",
+                "1",
+                "--tau",
+                "1",
+            ]),
+            "T = 1.000000e30",
+        ),
+        (
+            "--dpsgd-toml with an overflowing T",
+            j1(&[
+                "--n",
+                "1e20",
+                "--d",
+                "1",
+                "--eps",
+                "1",
+                "--delta",
+                "1e-5",
+                "--nu",
+                "1",
+                "--dpsgd-toml",
+                "10",
+            ]),
+            "T (from phi",
+        ),
+        (
+            "steps = u64::MAX",
+            train(example(
+                dir,
+                "smax",
+                "steps = 500",
+                "steps = 18446744073709551615",
+            )),
+            "steps = 18446744073709551615",
+        ),
+        // Memory estimated before allocating.
+        (
+            "[data] n = 1e8",
+            train(example(dir, "n", "n = 5000", "n = 100000000")),
+            "n = 100000000",
+        ),
+        (
+            "[data] d = 200000",
+            train(example(dir, "d", "d = 20\n", "d = 200000\n")),
+            "d = 200000",
+        ),
+        (
+            "classes = 1e9",
+            train(example(dir, "cl", "classes = 3", "classes = 1000000000")),
+            "classes = 1000000000",
+        ),
+        (
+            "tanh_net hidden = 1e9",
+            train(example(
+                dir,
+                "th",
+                "family = \"logistic\"",
+                "family = \"tanh_net\"\nhidden = 1000000000\nradius = 1.0",
+            )),
+            "hidden = 1000000000",
+        ),
+        (
+            "CSV label 999999999",
+            train(label_cfg),
+            "1000000000 classes",
+        ),
+        (
+            "lower-bound --d 8e9",
+            lb(&["--n", "100", "--d", "8000000000"]),
+            "--d 8000000000",
+        ),
+        (
+            "lower-bound --d 8e9 (float)",
+            lb(&["--n", "100", "--d", "8e9"]),
+            "'8e9'",
+        ),
+        (
+            "lower-bound --n 1e12",
+            lb(&["--n", "1000000000000", "--d", "8"]),
+            "--n 1000000000000",
+        ),
+        (
+            "spec points = 1e9",
+            run_spec(spec(dir, "pts", "points = 7", "points = 1000000000"), "o1"),
+            "points = 1000000000",
+        ),
+        // Work estimated up front.
+        (
+            "steps = 1e15",
+            train(example(
+                dir,
+                "steps",
+                "steps = 500",
+                "steps = 1000000000000000",
+            )),
+            "steps = 1000000000000000",
+        ),
+        (
+            "steps = 1e15 as a float",
+            train(example(dir, "stepsf", "steps = 500", "steps = 1e15")),
+            "1000000000000000.0",
+        ),
+        (
+            "spec phi_min = 1e-9",
+            run_spec(spec(dir, "phi", "phi_min = 0.002", "phi_min = 1e-9"), "o2"),
+            "phi_min = 1.000000e-9",
+        ),
+        (
+            "spec replicates = 1e9",
+            run_spec(
+                spec(dir, "rep", "replicates = 16", "replicates = 1000000000"),
+                "o3",
+            ),
+            "replicates = 1000000000",
+        ),
+        (
+            "lower-bound --draws 1e12",
+            lb(&["--n", "100", "--d", "8", "--draws", "1000000000000"]),
+            "--draws 1000000000000",
+        ),
+        // batch_size > n everywhere.
+        (
+            "spec batch_size > n",
+            run_spec(
+                spec(dir, "bs", "batch_size = 10.0", "batch_size = 1000.0"),
+                "o4",
+            ),
+            "batch_size = 1000",
+        ),
+        (
+            "train batch_size > n",
+            train(example(dir, "bsn", "batch_size = 100", "batch_size = 6000")),
+            "batch_size b = 6000",
+        ),
+        // lower-bound nu.
+        (
+            "lower-bound --nu 0",
+            lb(&["--n", "100", "--d", "8", "--nu", "0"]),
+            "--nu",
+        ),
+        (
+            "lower-bound --nu=-1",
+            lb(&["--n", "100", "--d", "8", "--nu=-1"]),
+            "--nu",
+        ),
+        // One data validation path.
+        ("train on 1e300 features", train(big_cfg), "overflows"),
+        (
+            "describe 1e300 features",
+            s(&["data", "describe", "--csv", &big_csv, "--label", "target"]),
+            "overflows",
+        ),
+        // Duplicate column names.
+        (
+            "train on duplicate columns",
+            train(dup_cfg),
+            "'target' twice",
+        ),
+        (
+            "describe duplicate columns",
+            s(&["data", "describe", "--csv", &dup_csv, "--label", "target"]),
+            "'target' twice",
+        ),
+        // Privacy validated before training, naming the input.
+        (
+            "z = 1e300",
+            train(example(
+                dir,
+                "z",
+                noise,
+                r#"noise = { kind = "multiplier", z = 1e300 }"#,
+            )),
+            "z = 1.000000e300",
+        ),
+        (
+            "z = 1e-160",
+            train(example(
+                dir,
+                "zs",
+                noise,
+                r#"noise = { kind = "multiplier", z = 1e-160 }"#,
+            )),
+            "z = 1.000000e-160",
+        ),
+        (
+            "batch_size = 1e-300",
+            train(example(
+                dir,
+                "bs300",
+                "batch_size = 100",
+                "batch_size = 1e-300",
+            )),
+            "batch_size = 1.000000e-300",
+        ),
+        (
+            "nu = 1e300",
+            train(example(dir, "nu", "nu = 1.0,", "nu = 1e300,")),
+            "nu = 1.000000e300",
+        ),
+        // Readable numbers, no infinite nu_eff.
+        (
+            "calibrate --epsilon 1e300",
+            s(&[
+                "privacy",
+                "calibrate",
+                "--epsilon",
+                "1e300",
+                "--delta",
+                "1e-5",
+                "--q",
+                "0.01",
+                "--steps",
+                "100",
+            ]),
+            "--epsilon 1.000000e300",
+        ),
+        (
+            "calibrate --q 1e-300",
+            s(&[
+                "privacy",
+                "calibrate",
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-5",
+                "--q",
+                "1e-300",
+                "--steps",
+                "100",
+            ]),
+            "--q 1.000000e-300",
+        ),
+        // Messages.
+        (
+            "learning_rate = \"fast\"",
+            train(example(
+                dir,
+                "lr",
+                "learning_rate = 0.5",
+                "learning_rate = \"fast\"",
+            )),
+            "{ values = [...] }",
+        ),
+        (
+            "missing config file",
+            train(dir.join("nonexistent.toml").display().to_string()),
+            "nonexistent.toml",
+        ),
+        (
+            "--out names a regular file",
+            s(&["run", &huber, "--out", &regular.display().to_string()]),
+            "not a directory",
+        ),
+        (
+            "--z -1",
+            s(&[
+                "privacy", "epsilon", "--z", "-1", "--q", "0.01", "--steps", "10", "--delta",
+                "1e-5",
+            ]),
+            "z must be",
+        ),
+        (
+            "theory schedule without its parameters",
+            s(&["theory", "schedule", "--theorem", "J.1", "--phi", "0.01"]),
+            "--k --G --gamma --C",
+        ),
+    ]
+}
+
+#[test]
+fn every_bad_input_gets_one_error_line_and_exit_code_2() {
+    let dir = tmpdir();
+    let mut failures = Vec::new();
+    let rows = rows(&dir);
+    for (name, args, needle) in &rows {
+        let (code, err) = run(args);
+        let lines: Vec<&str> = err.lines().collect();
+        let ok = code == Some(2)
+            && lines.len() == 1
+            && lines[0].starts_with("error: ")
+            && lines[0].contains(needle)
+            && !err.contains("panicked");
+        if !ok {
+            failures.push(format!(
+                "{name}: exit {code:?}, stderr {err:?} (wants {needle:?})"
+            ));
+        }
+    }
+    // The I/O message appears once, not twice.
+    let (_, err) = run(&s(&["train", "--config", "/nonexistent/x.toml"]));
+    if err.matches("os error 2").count() != 1 {
+        failures.push(format!("I/O error printed twice: {err:?}"));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        failures.is_empty(),
+        "{} of {} rows failed:\n{}",
+        failures.len(),
+        rows.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn privacy_zcdp_help_describes_its_options() {
+    let out = Command::new(BIN)
+        .args(["privacy", "zcdp", "--help"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for opt in ["--epsilon", "--delta", "--json"] {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(opt))
+            .unwrap();
+        let described = line.trim_start().split_once("  ").map(|(_, d)| d.trim());
+        assert!(
+            described.is_some_and(|d| !d.is_empty()),
+            "{opt} is not described: {line:?}"
+        );
+    }
+}
+
+#[test]
+fn the_example_explains_the_theorem34_gap_with_the_nu_that_closes_it() {
+    let out = Command::new(BIN)
+        .args([
+            "train",
+            "--config",
+            &format!("{ROOT}/simulations/example.toml"),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Thm 3.4 with nu = 1 promises epsilon = 2")
+            && text.contains("makes them agree"),
+        "{text}"
+    );
+}

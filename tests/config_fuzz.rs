@@ -1,0 +1,288 @@
+//! Issue 13: property-based fuzzing of the configs. quickcheck (seeded, the seed printed; replay
+//! with QUICKCHECK_SEED=N) replaces one numeric field of `simulations/example.toml` or of a small
+//! experiment spec with an extreme value (0, negative, 1e-300, 1e300, NaN, inf, huge integers)
+//! and runs the binary: every outcome must be a clean exit 2 with one `error:` line, or a
+//! successful run with finite output, within a time limit and under a 4 GB `ulimit -v`. No run
+//! is forced, so the up-front estimates keep every launched run small.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use quickcheck::{Gen, QuickCheck, TestResult};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const LIMIT: Duration = Duration::from_secs(30);
+
+const VALUES: [&str; 12] = [
+    "0",
+    "-1",
+    "-1e300",
+    "1e-300",
+    "1e300",
+    "nan",
+    "inf",
+    "-inf",
+    "18446744073709551615",
+    "1000000000000",
+    "1e15",
+    "0.5",
+];
+
+/// (line prefix to replace in the example, the key as written).
+const EXAMPLE_FIELDS: [&str; 9] = [
+    "seed = ",
+    "n = ",
+    "d = ",
+    "k = ",
+    "g = ",
+    "steps = ",
+    "batch_size = ",
+    "learning_rate = ",
+    "clip_norm = ",
+];
+
+/// Inline-table fields of the example's noise line.
+const NOISE_FIELDS: [&str; 3] = ["nu", "epsilon", "delta"];
+
+const SPEC: &str = r#"
+name = "fuzz"
+theorem = "6.5"
+seed = 3
+loss = { family = "sharp" }
+batch_size = 5.0
+
+[data]
+source = "generated"
+n = 60
+d = 3
+radial = { k = 2.0, g = 1.0, law = { family = "pareto", alpha = 2.5 } }
+labels = { kind = "sharp_centers", spread = 1.0 }
+
+[privacy]
+nu = 1.0
+delta = 1e-5
+
+[sweep]
+vary = "epsilon"
+
+[constants]
+dist0 = 1.0
+
+[quick]
+phi_max = 0.3
+phi_min = 0.1
+points = 3
+replicates = 3
+iterates = 4
+bootstrap = 50
+
+[full]
+phi_max = 0.3
+phi_min = 0.03
+points = 4
+replicates = 4
+iterates = 4
+
+[[series]]
+k = 2.0
+"#;
+
+const SPEC_FIELDS: [&str; 13] = [
+    "seed = ",
+    "batch_size = ",
+    "n = ",
+    "d = ",
+    "nu = ",
+    "delta = ",
+    "dist0 = ",
+    "phi_max = ",
+    "phi_min = ",
+    "points = ",
+    "replicates = ",
+    "iterates = ",
+    "bootstrap = ",
+];
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dpsgd-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Replaces the value of the first line starting with `prefix` (or of `key = ...` inside the
+/// noise table) by `value`.
+fn mutate(text: &str, field: &str, value: &str) -> String {
+    let mut done = false;
+    text.lines()
+        .map(|l| {
+            if done {
+                return l.to_string();
+            }
+            if field.ends_with(" = ") && l.starts_with(field) {
+                done = true;
+                return format!("{field}{value}");
+            }
+            if !field.ends_with(" = ") && l.starts_with("noise = ") {
+                let key = format!("{field} = ");
+                if let Some(i) = l.find(&key) {
+                    let rest = &l[i + key.len()..];
+                    let end = rest.find([',', ' ', '}']).unwrap_or(rest.len());
+                    done = true;
+                    return format!("{}{key}{value}{}", &l[..i], &rest[end..]);
+                }
+            }
+            l.to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// Runs the binary under `ulimit -v`; (exit code, stdout, stderr), or None on timeout.
+fn run(args: &[&str]) -> Option<(Option<i32>, String, String)> {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4000000; exec \"$0\" \"$@\"")
+        .arg(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            let (mut out, mut err) = (String::new(), String::new());
+            child
+                .stdout
+                .take()
+                .unwrap()
+                .read_to_string(&mut out)
+                .unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return Some((st.code(), out, err));
+        }
+        if start.elapsed() > LIMIT {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Every number in the JSON is finite: serde_json writes NaN and infinities as null, so a null
+/// is allowed only where the schema has an optional value.
+fn all_finite(v: &serde_json::Value, key: &str) -> bool {
+    match v {
+        serde_json::Value::Null => matches!(
+            key,
+            "privacy"
+                | "bound"
+                | "decade"
+                | "max_ratio"
+                | "min_ratio"
+                | "lower"
+                | "optimal_c"
+                | "d_sharp"
+        ),
+        serde_json::Value::Number(n) => n.as_f64().is_some_and(f64::is_finite),
+        serde_json::Value::Array(a) => a.iter().all(|x| all_finite(x, key)),
+        serde_json::Value::Object(o) => o.iter().all(|(k, x)| all_finite(x, k)),
+        _ => true,
+    }
+}
+
+/// The verdict on one outcome: None if clean, else what is wrong.
+fn judge(what: &str, outcome: Option<(Option<i32>, String, String)>) -> Option<String> {
+    let Some((code, out, err)) = outcome else {
+        return Some(format!("{what}: still running after {LIMIT:?}"));
+    };
+    match code {
+        Some(2) => {
+            let lines: Vec<&str> = err.lines().collect();
+            (lines.len() != 1 || !lines[0].starts_with("error: ") || err.contains("panicked"))
+                .then(|| format!("{what}: exit 2 but stderr {err:?}"))
+        }
+        Some(0) => {
+            let last = out.lines().last().unwrap_or("");
+            match serde_json::from_str::<serde_json::Value>(last) {
+                Ok(v) if all_finite(&v, "") => None,
+                Ok(_) => Some(format!(
+                    "{what}: succeeded with a non-finite output: {last}"
+                )),
+                Err(e) => Some(format!(
+                    "{what}: succeeded without a JSON line ({e}): {last}"
+                )),
+            }
+        }
+        c => Some(format!("{what}: exit {c:?}, stderr {err:?}")),
+    }
+}
+
+fn seed() -> u64 {
+    let seed = std::env::var("QUICKCHECK_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(13);
+    eprintln!("config fuzz: quickcheck seed {seed} (replay with QUICKCHECK_SEED={seed})");
+    seed
+}
+
+static CASE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn prop(field: u8, value: u8, spec: bool) -> TestResult {
+    let dir = dir();
+    let v = VALUES[value as usize % VALUES.len()];
+    let i = CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let (what, outcome) = if spec {
+        let f = SPEC_FIELDS[field as usize % SPEC_FIELDS.len()];
+        let path = dir.join(format!("spec{i}.toml"));
+        std::fs::write(&path, mutate(SPEC, f, v)).unwrap();
+        let out = dir.join(format!("out{i}"));
+        let o = run(&[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+            "--json",
+        ]);
+        (format!("spec {f}{v}"), o)
+    } else {
+        let example = std::fs::read_to_string(format!("{ROOT}/simulations/example.toml")).unwrap();
+        let all: Vec<&str> = EXAMPLE_FIELDS
+            .iter()
+            .chain(NOISE_FIELDS.iter())
+            .copied()
+            .collect();
+        let f = all[field as usize % all.len()];
+        let path = dir.join(format!("train{i}.toml"));
+        std::fs::write(&path, mutate(&example, f, v)).unwrap();
+        let o = run(&["train", "--config", path.to_str().unwrap(), "--json"]);
+        (format!("example {f} -> {v}"), o)
+    };
+    match judge(&what, outcome) {
+        None => TestResult::passed(),
+        Some(msg) => TestResult::error(msg),
+    }
+}
+
+#[test]
+fn extreme_values_in_configs_give_a_clean_error_or_a_finite_result() {
+    // 40 cases: each run is refused or small, so the test stays well under a minute.
+    QuickCheck::new()
+        .rng(Gen::from_size_and_seed(100, seed()))
+        .tests(40)
+        .max_tests(400)
+        .quickcheck(prop as fn(u8, u8, bool) -> TestResult);
+    std::fs::remove_dir_all(dir()).ok();
+}

@@ -1,0 +1,150 @@
+//! Issue 13: results files cannot be silently corrupted. Every cell line carries the spec's
+//! fingerprint and a hash of the cell; `--resume` refuses an edited line; a lock file keeps two
+//! processes out of one results file; rewrites leave no temporary files behind.
+
+use std::path::{Path, PathBuf};
+
+use dpsgd_lab::experiment::runner::{self, RunOptions};
+use dpsgd_lab::experiment::{ExperimentSpec, Scale, Spec};
+
+const TINY: &str = r#"
+name = "tiny_results"
+theorem = "6.5"
+seed = 3
+loss = { family = "sharp" }
+batch_size = 5.0
+
+[data]
+source = "generated"
+n = 60
+d = 3
+radial = { k = 2.0, g = 1.0, law = { family = "pareto", alpha = 2.5 } }
+labels = { kind = "sharp_centers", spread = 1.0 }
+
+[privacy]
+nu = 1.0
+delta = 1e-5
+
+[sweep]
+vary = "epsilon"
+
+[constants]
+dist0 = 1.0
+
+[quick]
+phi_max = 0.3
+phi_min = 0.1
+points = 3
+replicates = 3
+iterates = 4
+bootstrap = 50
+
+[full]
+phi_max = 0.3
+phi_min = 0.03
+points = 4
+replicates = 4
+iterates = 4
+
+[[series]]
+k = 2.0
+"#;
+
+fn tiny() -> Spec {
+    let raw: ExperimentSpec = toml::from_str(TINY).unwrap();
+    Spec::new(raw, Scale::Quick).unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dpsgd-results-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn opts(out: &Path, resume: bool) -> RunOptions {
+    RunOptions {
+        out: out.to_path_buf(),
+        resume,
+        fresh: false,
+        shard: None,
+        progress: false,
+        stop_after: None,
+        force: false,
+    }
+}
+
+#[test]
+fn an_edited_middle_line_is_refused_on_resume() {
+    let spec = tiny();
+    let dir = tmp("edited");
+    runner::run(&spec, &opts(&dir, false)).unwrap();
+    let path = dir.join("results.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "header + 3 cells");
+    // Valid JSON, plausible, but not what was computed: one risk changed.
+    let mut v: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
+    let r = v["replicates"][0]["risk"].as_f64().unwrap();
+    v["replicates"][0]["risk"] = serde_json::json!(r * 4.0);
+    let edited = [lines[0], lines[1], &v.to_string(), lines[3]].join("\n") + "\n";
+    std::fs::write(&path, edited).unwrap();
+    let e = runner::run(&spec, &opts(&dir, true))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("results.jsonl:3") && e.contains("hash"), "{e}");
+    // The unedited file resumes with nothing to do and reads back every cell.
+    std::fs::write(&path, &text).unwrap();
+    assert_eq!(runner::run(&spec, &opts(&dir, true)).unwrap().len(), 3);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_line_from_another_spec_is_refused() {
+    let spec = tiny();
+    let dir = tmp("foreign");
+    runner::run(&spec, &opts(&dir, false)).unwrap();
+    let path = dir.join("results.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let head = runner::header(&spec);
+    let forged = text.replace(
+        &format!("\"spec\":\"{}\"", head.fingerprint),
+        "\"spec\":\"0\"",
+    );
+    // The header has the key "fingerprint", not "spec" with this value: only cell lines change.
+    assert_ne!(forged, text);
+    std::fs::write(&path, forged).unwrap();
+    let e = runner::read_results(&path, &head).unwrap_err().to_string();
+    assert!(e.contains("results.jsonl:2"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_live_lock_refuses_a_second_writer_and_a_stale_one_is_taken_over() {
+    let spec = tiny();
+    let dir = tmp("lock");
+    let lock = dir.join("results.jsonl.lock");
+    // This test process is alive: its pid in the lock means "being written".
+    std::fs::write(&lock, std::process::id().to_string()).unwrap();
+    let e = runner::run(&spec, &opts(&dir, false))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("another dpsgd-lab process"), "{e}");
+    assert!(
+        !dir.join("results.jsonl").exists(),
+        "nothing written while locked"
+    );
+    // A pid above Linux's pid_max (2^22) belongs to no process: a stale lock.
+    std::fs::write(&lock, "999999999").unwrap();
+    runner::run(&spec, &opts(&dir, false)).unwrap();
+    assert!(!lock.exists(), "the lock is released when the run ends");
+    // Every rewrite went through a temporary file that is gone now.
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
