@@ -45,7 +45,7 @@ pub fn from_toml_str<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -
                 )
             })
             .unwrap_or_default();
-        let msg = e.message().replace('\n', " ").trim().to_string();
+        let msg = crate::error::readable_numbers(e.message().replace('\n', " ").trim());
         Error::Config(format!("{origin}{line}: {msg}"))
     })
 }

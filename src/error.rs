@@ -42,13 +42,50 @@ impl Error {
     }
 }
 
+/// A number in a readable form: `{:.6e}` beyond 1e6 or below 1e-4 in magnitude, plain
+/// (shortest round-trip) otherwise; zero, NaN and infinities as themselves.
+pub fn fmt_num(x: f64) -> String {
+    let a = x.abs();
+    if x == 0.0 || !x.is_finite() || (1e-4..=1e6).contains(&a) {
+        let s = format!("{x}");
+        if s.len() > 12 { format!("{x:.6}") } else { s }
+    } else {
+        format!("{x:.6e}")
+    }
+}
+
+/// Replaces every long decimal number in `msg` (e.g. serde's rendering of 1e-300 with 300
+/// digits) by its readable form; numbers of up to 24 characters (every u64) are left as written.
+pub fn readable_numbers(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut token = String::new();
+    let flush = |token: &mut String, out: &mut String| {
+        match token.parse::<f64>() {
+            Ok(v) if token.len() > 24 => out.push_str(&fmt_num(v)),
+            _ => out.push_str(token),
+        }
+        token.clear();
+    };
+    for ch in msg.chars() {
+        if ch.is_ascii_digit() || ch == '.' || (ch == '-' && token.is_empty()) {
+            token.push(ch);
+        } else {
+            flush(&mut token, &mut out);
+            out.push(ch);
+        }
+    }
+    flush(&mut token, &mut out);
+    out
+}
+
 /// Checks `lo < x < hi` (open interval) and names the value otherwise.
 pub fn check_open(name: &str, x: f64, lo: f64, hi: f64) -> Result<f64> {
     if x.is_finite() && x > lo && x < hi {
         Ok(x)
     } else {
         Err(Error::param(format!(
-            "{name} must lie in ({lo}, {hi}), but is {x}"
+            "{name} must lie in ({lo}, {hi}), but is {}",
+            fmt_num(x)
         )))
     }
 }
@@ -59,7 +96,8 @@ pub fn check_positive(name: &str, x: f64) -> Result<f64> {
         Ok(x)
     } else {
         Err(Error::param(format!(
-            "{name} must be positive and finite, but is {x}"
+            "{name} must be positive and finite, but is {}",
+            fmt_num(x)
         )))
     }
 }

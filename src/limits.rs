@@ -107,17 +107,7 @@ pub fn to_count(name: &str, x: f64) -> Result<u64> {
     }
 }
 
-/// A number in a readable form: `{:.6e}` beyond 1e6 or below 1e-4 in magnitude, plain
-/// (shortest round-trip) otherwise; zero, NaN and infinities as themselves.
-pub fn fmt_num(x: f64) -> String {
-    let a = x.abs();
-    if x == 0.0 || !x.is_finite() || (1e-4..=1e6).contains(&a) {
-        let s = format!("{x}");
-        if s.len() > 12 { format!("{x:.6}") } else { s }
-    } else {
-        format!("{x:.6e}")
-    }
-}
+pub use crate::error::fmt_num;
 
 #[cfg(test)]
 mod tests {

@@ -94,7 +94,8 @@ fn main() {
     };
     if let Err(e) = result {
         // One line, no backtrace: the error chain joined by ": ".
-        eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
+        let msg = format!("{e:#}").replace('\n', " ");
+        eprintln!("error: {}", dpsgd_lab::error::readable_numbers(&msg));
         std::process::exit(2);
     }
 }

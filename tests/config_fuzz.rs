@@ -270,6 +270,12 @@ fn prop(field: u8, value: u8, spec: bool) -> TestResult {
         let o = run(&["train", "--config", path.to_str().unwrap(), "--json"]);
         (format!("example {f} -> {v}"), o)
     };
+    let kind = match &outcome {
+        Some((Some(0), _, _)) => "ran".to_string(),
+        Some((Some(2), _, err)) => err.lines().next().unwrap_or("").to_string(),
+        _ => "other".to_string(),
+    };
+    eprintln!("fuzz case {what}: {kind}");
     match judge(&what, outcome) {
         None => TestResult::passed(),
         Some(msg) => TestResult::error(msg),
