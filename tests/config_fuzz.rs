@@ -193,6 +193,10 @@ fn all_finite(v: &serde_json::Value, key: &str) -> bool {
                 | "lower"
                 | "optimal_c"
                 | "d_sharp"
+                | "vacuity"
+                | "lambda_s_range"
+                | "relax_phi"
+                | "probability"
         ),
         serde_json::Value::Number(n) => n.as_f64().is_some_and(f64::is_finite),
         serde_json::Value::Array(a) => a.iter().all(|x| all_finite(x, key)),

@@ -186,6 +186,10 @@ mod tests {
                 violations: Vec::new(),
                 c_range: (1.0, 1.0),
                 tau_range: (1.0, 1.0),
+                vacuity: None,
+                lambda_s_range: None,
+                relax_phi: None,
+                probability: None,
                 verdict: v.to_string(),
             })
             .collect();

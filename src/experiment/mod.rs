@@ -6,6 +6,7 @@
 //! order), `summary.json`, `report.md` and `<name>.png` / `<name>.svg`. None of them holds a
 //! timing, so a sharded run merged with [`merge`] reproduces them byte for byte.
 
+pub mod figure;
 pub mod fit;
 pub mod report;
 pub mod results;
@@ -51,7 +52,7 @@ pub fn finalize(
     let plot_dir = plots.unwrap_or(out);
     std::fs::create_dir_all(plot_dir).map_err(io(plot_dir))?;
     let stem = plot_dir.join(&spec.raw.name);
-    report::figure(spec, &summary, cells).save(&stem)?;
+    figure::figure(spec, &summary, cells).save(&stem)?;
     let rel = relative(out, &stem.with_extension("png"));
     let md = out.join("report.md");
     std::fs::write(&md, report::markdown(&summary, &rel, cells)).map_err(io(&md))?;
