@@ -855,6 +855,7 @@ fn run_spec<'py>(
                     shard: None,
                     progress: false,
                     stop_after: None,
+                    force: false,
                 },
             )
             .map_err(|e| anyhow::Error::from(e).context(format!("spec {}", path.display())))?;
