@@ -5,6 +5,8 @@
 //! successful run with finite output, within a time limit and under a 4 GB `ulimit -v`. No run
 //! is forced, so the up-front estimates keep every launched run small.
 
+mod common;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -46,49 +48,6 @@ const EXAMPLE_FIELDS: [&str; 9] = [
 
 /// Inline-table fields of the example's noise line.
 const NOISE_FIELDS: [&str; 3] = ["nu", "epsilon", "delta"];
-
-const SPEC: &str = r#"
-name = "fuzz"
-theorem = "6.5"
-seed = 3
-loss = { family = "sharp" }
-batch_size = 5.0
-
-[data]
-source = "generated"
-n = 60
-d = 3
-radial = { k = 2.0, g = 1.0, law = { family = "pareto", alpha = 2.5 } }
-labels = { kind = "sharp_centers", spread = 1.0 }
-
-[privacy]
-nu = 1.0
-delta = 1e-5
-
-[sweep]
-vary = "epsilon"
-
-[constants]
-dist0 = 1.0
-
-[quick]
-phi_max = 0.3
-phi_min = 0.1
-points = 3
-replicates = 3
-iterates = 4
-bootstrap = 50
-
-[full]
-phi_max = 0.3
-phi_min = 0.03
-points = 4
-replicates = 4
-iterates = 4
-
-[[series]]
-k = 2.0
-"#;
 
 const SPEC_FIELDS: [&str; 13] = [
     "seed = ",
@@ -250,7 +209,7 @@ fn prop(field: u8, value: u8, spec: bool) -> TestResult {
     let (what, outcome) = if spec {
         let f = SPEC_FIELDS[field as usize % SPEC_FIELDS.len()];
         let path = dir.join(format!("spec{i}.toml"));
-        std::fs::write(&path, mutate(SPEC, f, v)).unwrap();
+        std::fs::write(&path, mutate(&common::tiny_spec("fuzz"), f, v)).unwrap();
         let out = dir.join(format!("out{i}"));
         let o = run(&[
             "run",

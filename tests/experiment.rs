@@ -1,6 +1,8 @@
 //! End-to-end tests of the Monte Carlo runner: a tiny spec end to end, shards merged byte for
 //! byte, an interrupted run resumed, the fit's coverage, and the exact solvers' optimality.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -14,48 +16,12 @@ use dpsgd_lab::rng::{Purpose, stream};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
-const TINY: &str = r#"
-name = "tiny"
-theorem = "6.5"
-seed = 3
-loss = { family = "sharp" }
-batch_size = 5.0
+/// The shared tiny spec with two more series (k = inf, and a fixed clip norm).
+fn tiny_text() -> String {
+    common::tiny_spec("tiny") + EXTRA_SERIES
+}
 
-[data]
-source = "generated"
-n = 60
-d = 3
-radial = { k = 2.0, g = 1.0, law = { family = "pareto", alpha = 2.5 } }
-labels = { kind = "sharp_centers", spread = 1.0 }
-
-[privacy]
-nu = 1.0
-delta = 1e-5
-
-[sweep]
-vary = "epsilon"
-
-[constants]
-dist0 = 1.0
-
-[quick]
-phi_max = 0.3
-phi_min = 0.1
-points = 3
-replicates = 3
-iterates = 4
-bootstrap = 50
-
-[full]
-phi_max = 0.3
-phi_min = 0.03
-points = 4
-replicates = 4
-iterates = 4
-
-[[series]]
-k = 2.0
-
+const EXTRA_SERIES: &str = r#"
 [[series]]
 k = "inf"
 law = { family = "point_mass" }
@@ -67,7 +33,7 @@ clip = { fixed = 0.5 }
 "#;
 
 fn tiny() -> Spec {
-    let raw: ExperimentSpec = toml::from_str(TINY).unwrap();
+    let raw: ExperimentSpec = toml::from_str(&tiny_text()).unwrap();
     Spec::new(raw, Scale::Quick).unwrap()
 }
 
@@ -229,7 +195,7 @@ fn merge_names_the_missing_shard() {
 #[test]
 fn merge_refuses_shards_of_another_spec_or_scale() {
     let spec = tiny();
-    let full = Spec::new(toml::from_str(TINY).unwrap(), Scale::Full).unwrap();
+    let full = Spec::new(toml::from_str(&tiny_text()).unwrap(), Scale::Full).unwrap();
     // Shards run with --full, merged without it, and the other way round.
     let dir = tmp("scale-full");
     run_shards(&full, &dir, &[1, 2], 2);
@@ -252,7 +218,7 @@ fn merge_refuses_shards_of_another_spec_or_scale() {
         "{e}"
     );
     // One shard of a run whose spec differs in one value (seed): same name, other fingerprint.
-    let mut raw: ExperimentSpec = toml::from_str(TINY).unwrap();
+    let mut raw: ExperimentSpec = toml::from_str(&tiny_text()).unwrap();
     raw.seed = 4;
     let reseeded = Spec::new(raw, Scale::Quick).unwrap();
     let dir = tmp("other-version");
@@ -264,7 +230,7 @@ fn merge_refuses_shards_of_another_spec_or_scale() {
         "{e}"
     );
     // One shard of another spec altogether.
-    let mut raw: ExperimentSpec = toml::from_str(TINY).unwrap();
+    let mut raw: ExperimentSpec = toml::from_str(&tiny_text()).unwrap();
     raw.name = "other".into();
     let other = Spec::new(raw, Scale::Quick).unwrap();
     let dir = tmp("other-spec");
@@ -281,7 +247,7 @@ fn merge_refuses_shards_of_another_spec_or_scale() {
 fn merge_errors_are_one_line_with_exit_code_2() {
     let dir = tmp("cli-merge");
     let spec = dir.join("tiny.toml");
-    std::fs::write(&spec, TINY).unwrap();
+    std::fs::write(&spec, tiny_text()).unwrap();
     let bin = env!("CARGO_BIN_EXE_dpsgd-lab");
     let cmd = |args: &[&str]| {
         let o = std::process::Command::new(bin)
@@ -361,7 +327,7 @@ fn interrupted_run_resumes_without_losing_or_repeating_cells() {
     let e = experiment::run(&spec, &opts(&dir)).unwrap_err().to_string();
     assert!(e.contains("--resume"), "{e}");
     // Resuming into a folder written by another spec is refused.
-    let mut other: ExperimentSpec = toml::from_str(TINY).unwrap();
+    let mut other: ExperimentSpec = toml::from_str(&tiny_text()).unwrap();
     other.seed = 4;
     let other = Spec::new(other, Scale::Quick).unwrap();
     assert!(experiment::run(&other, &o).is_err());

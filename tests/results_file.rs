@@ -4,54 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
+mod common;
+
 use dpsgd_lab::experiment::runner::{self, RunOptions};
 use dpsgd_lab::experiment::{ExperimentSpec, Scale, Spec};
 
-const TINY: &str = r#"
-name = "tiny_results"
-theorem = "6.5"
-seed = 3
-loss = { family = "sharp" }
-batch_size = 5.0
-
-[data]
-source = "generated"
-n = 60
-d = 3
-radial = { k = 2.0, g = 1.0, law = { family = "pareto", alpha = 2.5 } }
-labels = { kind = "sharp_centers", spread = 1.0 }
-
-[privacy]
-nu = 1.0
-delta = 1e-5
-
-[sweep]
-vary = "epsilon"
-
-[constants]
-dist0 = 1.0
-
-[quick]
-phi_max = 0.3
-phi_min = 0.1
-points = 3
-replicates = 3
-iterates = 4
-bootstrap = 50
-
-[full]
-phi_max = 0.3
-phi_min = 0.03
-points = 4
-replicates = 4
-iterates = 4
-
-[[series]]
-k = 2.0
-"#;
-
 fn tiny() -> Spec {
-    let raw: ExperimentSpec = toml::from_str(TINY).unwrap();
+    let raw: ExperimentSpec = toml::from_str(&common::tiny_spec("tiny_results")).unwrap();
     Spec::new(raw, Scale::Quick).unwrap()
 }
 
