@@ -28,7 +28,7 @@ use dpsgd::privacy::{
 use dpsgd::rng::{Purpose, stream};
 use dpsgd::theory::phi::PhiInputs;
 use dpsgd::theory::schedules::lower::hypothesis_warnings;
-use dpsgd::theory::schedules::{TheoremId, TheoryParams, prescribe};
+use dpsgd::theory::schedules::{TheoremId, TheoryParams, prescribe_listing_missing};
 use dpsgd::train::{ReportOptions, train as train_run};
 
 /// A library error as the CLI prints it (`error: {e:#}` without the prefix) as a ValueError.
@@ -445,7 +445,7 @@ fn schedule<'py>(
         steps: g("T"),
         c_lower: g("c_lower"),
     };
-    let mut p = prescribe(id, phi_v, &params).map_err(err)?;
+    let mut p = prescribe_listing_missing(id, phi_v, &params).map_err(err)?;
     if let Some(inp) = &inputs {
         p.notes.extend(hypothesis_warnings(id, inp));
     }

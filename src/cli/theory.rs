@@ -14,7 +14,9 @@ use dpsgd_lab::theory::alpha::{
 };
 use dpsgd_lab::theory::phi::{PhiInputs, epsilon_for_phi, n_for_phi, phi};
 use dpsgd_lab::theory::schedules::lower::hypothesis_warnings;
-use dpsgd_lab::theory::schedules::{BoundKind, Prescription, TheoremId, TheoryParams, prescribe};
+use dpsgd_lab::theory::schedules::{
+    BoundKind, Prescription, TheoremId, TheoryParams, prescribe_listing_missing,
+};
 
 /// Theorems as code: phi, schedules (T, tau, eta), explicit bounds and exponents.
 #[derive(Debug, Args)]
@@ -183,68 +185,6 @@ struct ScheduleOut<'a> {
     phi_inputs: Option<PhiInputs>,
 }
 
-/// When a parameter is missing, finds every other missing one too (by filling each in with a
-/// placeholder and asking again), so that one message lists them all.
-fn all_missing(
-    id: TheoremId,
-    phi_v: f64,
-    params: &TheoryParams,
-    first: dpsgd_lab::Error,
-) -> anyhow::Error {
-    let flag_of = |msg: &str| -> Option<String> {
-        let i = msg.find("(CLI: --")?;
-        Some(msg[i + 8..].trim_end_matches(')').to_string())
-    };
-    let Some(flag) = flag_of(&first.to_string()) else {
-        return first.into();
-    };
-    let mut flags = vec![flag];
-    let mut p = params.clone();
-    for _ in 0..20 {
-        for f in &flags {
-            let slot = match f.as_str() {
-                "k" => &mut p.k,
-                "G" => &mut p.g,
-                "gamma" => &mut p.gamma,
-                "C" => &mut p.c,
-                "dist0" => &mut p.dist0,
-                "D-W" => &mut p.d_w,
-                "D" => &mut p.d_sharp,
-                "L" => &mut p.l,
-                "f-gap" => &mut p.f_gap,
-                "G-n" => &mut p.g_n,
-                "alpha" => &mut p.alpha,
-                "Delta" => &mut p.delta_star,
-                "tau" => &mut p.tau,
-                "T" => &mut p.steps,
-                "c-lower" => &mut p.c_lower,
-                _ => return first.into(),
-            };
-            slot.get_or_insert(match f.as_str() {
-                "k" => 2.0,
-                "gamma" => 0.5,
-                _ => 1.0,
-            });
-        }
-        match prescribe(id, phi_v, &p)
-            .err()
-            .and_then(|e| flag_of(&e.to_string()))
-        {
-            Some(f) if !flags.contains(&f) => flags.push(f),
-            _ => break,
-        }
-    }
-    anyhow::anyhow!(
-        "Thm {id} needs {}, which {} not given",
-        flags
-            .iter()
-            .map(|f| format!("--{f}"))
-            .collect::<Vec<_>>()
-            .join(" "),
-        if flags.len() == 1 { "was" } else { "were" }
-    )
-}
-
 fn schedule(a: &ScheduleArgs) -> Result<()> {
     let id: TheoremId = a.theorem.parse()?;
     let inputs = full_inputs(&a.privacy);
@@ -276,7 +216,7 @@ fn schedule(a: &ScheduleArgs) -> Result<()> {
         steps: a.steps,
         c_lower: a.c_lower,
     };
-    let mut p = prescribe(id, phi_v, &params).map_err(|e| all_missing(id, phi_v, &params, e))?;
+    let mut p = prescribe_listing_missing(id, phi_v, &params)?;
     if let Some(inp) = &inputs {
         p.notes.extend(hypothesis_warnings(id, inp));
     }

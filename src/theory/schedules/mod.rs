@@ -552,5 +552,72 @@ fn s_c(p: &TheoryParams) -> f64 {
     p.c.unwrap_or(f64::NAN)
 }
 
+/// [`prescribe`], but a missing-parameter error lists every missing parameter at once (by its
+/// CLI flag), not only the first: the CLI and the Python module both report it this way.
+pub fn prescribe_listing_missing(
+    id: TheoremId,
+    phi: f64,
+    p: &TheoryParams,
+) -> Result<Prescription> {
+    prescribe(id, phi, p).map_err(|e| all_missing(id, phi, p, e))
+}
+
+/// When a parameter is missing, finds every other missing one too (by filling each in with a
+/// placeholder and asking again), so that one message lists them all.
+fn all_missing(id: TheoremId, phi_v: f64, params: &TheoryParams, first: Error) -> Error {
+    let flag_of = |msg: &str| -> Option<String> {
+        let i = msg.find("(CLI: --")?;
+        Some(msg[i + 8..].trim_end_matches(')').to_string())
+    };
+    let Some(flag) = flag_of(&first.to_string()) else {
+        return first;
+    };
+    let mut flags = vec![flag];
+    let mut p = params.clone();
+    for _ in 0..20 {
+        for f in &flags {
+            let slot = match f.as_str() {
+                "k" => &mut p.k,
+                "G" => &mut p.g,
+                "gamma" => &mut p.gamma,
+                "C" => &mut p.c,
+                "dist0" => &mut p.dist0,
+                "D-W" => &mut p.d_w,
+                "D" => &mut p.d_sharp,
+                "L" => &mut p.l,
+                "f-gap" => &mut p.f_gap,
+                "G-n" => &mut p.g_n,
+                "alpha" => &mut p.alpha,
+                "Delta" => &mut p.delta_star,
+                "tau" => &mut p.tau,
+                "T" => &mut p.steps,
+                "c-lower" => &mut p.c_lower,
+                _ => return first,
+            };
+            slot.get_or_insert(match f.as_str() {
+                "k" => 2.0,
+                "gamma" => 0.5,
+                _ => 1.0,
+            });
+        }
+        match prescribe(id, phi_v, &p)
+            .err()
+            .and_then(|e| flag_of(&e.to_string()))
+        {
+            Some(f) if !flags.contains(&f) => flags.push(f),
+            _ => break,
+        }
+    }
+    Error::param(format!(
+        "Thm {id} needs {}, which {} not given",
+        flags
+            .iter()
+            .map(|f| format!("--{f}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        if flags.len() == 1 { "was" } else { "were" }
+    ))
+}
+
 #[cfg(test)]
 mod tests;
