@@ -132,6 +132,27 @@ fn sharded_and_merged_equals_unsharded_byte_for_byte() {
     }
 }
 
+#[test]
+fn merge_refuses_while_another_process_writes_the_results_file() {
+    let spec = tiny();
+    let dir = tmp("merge-locked");
+    run_shards(&spec, &dir, &[1, 2], 2);
+    // A live process (this test's own pid) holds results.jsonl's lock, e.g. an unsharded run or
+    // a second merge into the same --out: the merge must not write under it.
+    let lock = dir.join("results.jsonl.lock");
+    std::fs::write(&lock, std::process::id().to_string()).unwrap();
+    let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
+    assert!(e.contains("another dpsgd-lab process"), "{e}");
+    assert!(
+        !dir.join("results.jsonl").exists(),
+        "merge wrote results.jsonl under a live lock"
+    );
+    // Once the lock is gone, the same merge goes through and releases its own lock.
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(experiment::merge(&spec, &dir).unwrap().len(), spec.cells());
+    assert!(!lock.exists(), "merge left its lock behind");
+}
+
 /// Runs shards `which` of `n` of `spec` into `dir`.
 fn run_shards(spec: &Spec, dir: &Path, which: &[usize], n: usize) {
     for &i in which {

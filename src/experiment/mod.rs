@@ -171,7 +171,10 @@ pub fn merge(spec: &Spec, out: &Path) -> Result<BTreeMap<usize, CellResult>> {
         }
         all.extend(cells);
     }
-    runner::write_results(&runner::results_path(out, None), &head, &all)?;
+    // A run or another merge writing the same results.jsonl holds its lock: never write under it.
+    let target = runner::results_path(out, None);
+    let _lock = results::lock(&target)?;
+    runner::write_results(&target, &head, &all)?;
     Ok(all)
 }
 

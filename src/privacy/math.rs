@@ -26,16 +26,23 @@ pub fn log_sub(a: f64, b: f64) -> f64 {
     a + (-(b - a).exp()).ln_1p()
 }
 
-/// log erfc(x), finite for all x (erfc underflows near x = 27).
+/// Where [`log_erfc`] leaves libm's erfc for the asymptotic series: erfc(26) ~ 5e-296 is still a
+/// normal double (erfc underflows to subnormals near x = 26.6), and the series below is exact to
+/// double precision from here on.
+const LOG_ERFC_SWITCH: f64 = 26.0;
+
+/// log erfc(x), finite for all x.
 pub fn log_erfc(x: f64) -> f64 {
-    if x < 20.0 {
+    if x < LOG_ERFC_SWITCH {
         libm::erfc(x).ln()
     } else {
-        // Asymptotic series erfc(x) = e^{-x^2}/(x sqrt(pi)) (1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6)),
-        // relative error < 105/(16 x^8) < 3e-10 for x >= 20.
+        // Asymptotic series (Abramowitz and Stegun 7.1.23) erfc(x) = e^{-x^2}/(x sqrt(pi)) S,
+        // S = 1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6) + 105/(16x^8) - 945/(32x^10), coefficients
+        // (-1)^m (2m - 1)!! / 2^m; the error is below the first omitted term,
+        // 10395/(64 x^12) < 2e-15 relative for x >= 26.
         let r = 1.0 / (x * x);
-        -x * x - (x * std::f64::consts::PI.sqrt()).ln()
-            + (-0.5 * r + 0.75 * r * r - 1.875 * r * r * r).ln_1p()
+        let s = r * (-0.5 + r * (0.75 + r * (-1.875 + r * (6.5625 + r * -29.53125))));
+        -x * x - (x * std::f64::consts::PI.sqrt()).ln() + s.ln_1p()
     }
 }
 
@@ -49,15 +56,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn log_erfc_branches_meet() {
-        // At x = 20 both branches are valid; the asymptotic error bound is 3e-10 relative in erfc,
-        // i.e. 3e-10 absolute in log erfc.
-        let direct = libm::erfc(20.0).ln();
-        let r: f64 = 1.0 / 400.0;
-        let asym = -400.0 - (20.0 * std::f64::consts::PI.sqrt()).ln()
-            + (-0.5 * r + 0.75 * r * r - 1.875 * r * r * r).ln_1p();
-        assert!((direct - asym).abs() < 1e-9, "{direct} vs {asym}");
-        assert!((log_erfc(19.999) - log_erfc(20.001)).abs() < 0.1);
+    fn log_erfc_matches_high_precision_values_on_both_sides_of_the_switch() {
+        // log erfc(x) by mpmath at 40 digits (`mp.log(mp.erfc(x))`). The tolerance is 4 ulp of
+        // the value (|value| x 8.9e-16): a wrong series coefficient moves x = 26 by >= 3e-12
+        // (the 105/16 term) up to 1e-7 (the 3/4 term), far outside it; so would switching at a
+        // point where the truncated series is off (at x = 20, 2.5e-10 with four terms).
+        for (x, want) in [
+            (20.0, -403.569_343_334_104_234_962_968_8),
+            (25.9, -674.637_351_895_319_178_967_361_9),
+            (26.0, -679.831_199_763_194_230_262_387_1),
+            (26.5, -706.100_220_410_148_086_605_048_7),
+            (27.0, -732.868_886_507_897_410_976_370_8),
+            (30.0, -903.974_117_110_643_878_079_600_2),
+            (40.0, -1_604.261_556_653_273_555_659_814),
+            (100.0, -10_005.177_585_122_664_330_47),
+            (1000.0, -1_000_007.480_120_721_906_212_141),
+            (1e5, -10_000_000_012.085_290_407_944_93),
+        ] {
+            let (x, want): (f64, f64) = (x, want);
+            let got = log_erfc(x);
+            let tol = 4.0 * f64::EPSILON * want.abs();
+            assert!((got - want).abs() <= tol, "x = {x}: {got} vs {want}");
+        }
+        // The two branches agree where they meet.
+        let below = libm::erfc(LOG_ERFC_SWITCH).ln();
+        let above = log_erfc(LOG_ERFC_SWITCH);
+        assert!(
+            (below - above).abs() <= 4.0 * f64::EPSILON * above.abs(),
+            "{below} vs {above}"
+        );
     }
 
     #[test]

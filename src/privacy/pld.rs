@@ -511,3 +511,6 @@ mod tests {
         }
     }
 }
+#[cfg(test)]
+#[path = "pld_direction_tests.rs"]
+mod direction_tests;
