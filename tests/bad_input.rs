@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// No bad input may take longer than this to be refused.
@@ -26,6 +28,15 @@ fn example(dir: &Path, name: &str, from: &str, to: &str) -> String {
 /// The shipped Huber spec with `from` replaced by `to`.
 fn spec(dir: &Path, name: &str, from: &str, to: &str) -> String {
     edited(dir, name, "simulations/thm62_j1_huber.toml", from, to)
+}
+
+/// The tiny sharp-loss spec of tests/common with `from` replaced by `to`.
+fn tiny(dir: &Path, name: &str, from: &str, to: &str) -> String {
+    let text = common::tiny_spec(name);
+    assert!(text.contains(from), "the tiny spec has no {from:?}");
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    path.display().to_string()
 }
 
 fn edited(dir: &Path, name: &str, src: &str, from: &str, to: &str) -> String {
@@ -251,6 +262,25 @@ fn rows(dir: &Path) -> Vec<(&'static str, Vec<String>, &'static str)> {
             "spec points = 1e9",
             run_spec(spec(dir, "pts", "points = 7", "points = 1000000000"), "o1"),
             "points = 1000000000",
+        ),
+        (
+            "spec bootstrap = 1e12 (found by the exhaustive config fuzz)",
+            run_spec(
+                spec(dir, "boot", "bootstrap = 1000", "bootstrap = 1000000000000"),
+                "o1b",
+            ),
+            "bootstrap = 1000000000000",
+        ),
+        // Found by the exhaustive config fuzz on the tiny sharp-loss spec (tests/common).
+        (
+            "spec dist0 = 1e300: the sharp loss at w0 overflows",
+            run_spec(tiny(dir, "d0big", "dist0 = 1.0", "dist0 = 1e300"), "o1c"),
+            "constants.dist0 = 1.000000e300",
+        ),
+        (
+            "spec dist0 = 1e-300: w0 rounds to w*",
+            run_spec(tiny(dir, "d0small", "dist0 = 1.0", "dist0 = 1e-300"), "o1d"),
+            "constants.dist0 = 1.000000e-300",
         ),
         // Work estimated up front.
         (

@@ -322,7 +322,8 @@ pub fn summarize(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> SpecSummar
         } else {
             format!(
                 "w0 = w* + {} (1, ..., 1)/sqrt(p), so ||w0 - w*|| = {} exactly; w* from the exact non-private solver of each data set",
-                raw.constants.dist0, raw.constants.dist0
+                crate::error::fmt_num(raw.constants.dist0),
+                crate::error::fmt_num(raw.constants.dist0)
             )
         },
         format!(

@@ -214,14 +214,22 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
 /// summed over cells, known from the spec before anything runs.
 pub fn work_estimate(spec: &Spec) -> Result<f64> {
     let d = spec.dim()? as f64;
-    Ok((0..spec.cells())
+    let steps: f64 = (0..spec.cells())
         .map(|c| {
             spec.replicates as f64
                 * steps_estimate(spec, spec.cell(c).1)
                 * (spec.raw.batch_size + 1.0)
                 * (d + 1.0)
         })
-        .sum())
+        .sum();
+    // The report's fits: two per series (whole sweep and smallest decade), each resampling every
+    // replicate of every point `bootstrap` times (one draw counts as one coordinate).
+    let fits = 2.0
+        * spec.raw.series.len() as f64
+        * spec.bootstrap as f64
+        * spec.phis.len() as f64
+        * spec.replicates as f64;
+    Ok(steps + fits)
 }
 
 fn steps_estimate(spec: &Spec, pi: usize) -> f64 {
@@ -408,6 +416,24 @@ impl Setup {
     }
 }
 
+/// Refuses a dist0 the run cannot represent: w0 = w* + dist0 u rounding back to w* (the run would
+/// start at the optimum and measure nothing), or a loss at w0 that overflows.
+fn check_start(loss: &dyn Loss, data: &Dataset, w_star: &[f64], w0: &[f64], d0: f64) -> Result<()> {
+    let dist = crate::error::fmt_num(d0);
+    if w0 == w_star {
+        return Err(Error::Config(format!(
+            "constants.dist0 = {dist} is below the floating-point resolution of w*: w0 = w* + dist0 u rounds to w*; use a larger dist0"
+        )));
+    }
+    let f0 = mean_value(loss, w0, data);
+    if !f0.is_finite() {
+        return Err(Error::Config(format!(
+            "constants.dist0 = {dist}: the loss at w0 = w* + dist0 u is {f0}; use a smaller dist0"
+        )));
+    }
+    Ok(())
+}
+
 /// One replicate: data, exact reference, w0 at distance dist0, schedule, DP-SGD, risk at K
 /// pre-drawn iterates. Returns the replicate and T.
 pub fn run_replicate(
@@ -431,6 +457,9 @@ pub fn run_replicate(
             (reference.w_star.iter().map(|w| w + d0 * u).collect(), d0)
         }
     };
+    if raw.constants.w0 != Some(StartSpec::Zero) {
+        check_start(loss.as_ref(), &data, &reference.w_star, &w0, d0)?;
+    }
     let projection = match raw.radius {
         Some(rad) => {
             // w* may lie on the boundary (the Appendix L minimizer is a unit vector).

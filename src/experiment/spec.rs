@@ -365,18 +365,21 @@ impl Spec {
                 sc.points, sc.replicates, sc.iterates, sc.bootstrap
             )));
         }
-        // Results hold about 64 bytes per iterate; refuse before allocating the grid.
+        // Results hold about 64 bytes per iterate, and each fit keeps its bootstrap slopes
+        // (8 bytes each); refuse before allocating either.
         crate::limits::check_memory(
             &format!(
-                "points = {}, replicates = {}, iterates = {} with {} series",
+                "points = {}, replicates = {}, iterates = {}, bootstrap = {} with {} series",
                 sc.points,
                 sc.replicates,
                 sc.iterates,
+                sc.bootstrap,
                 raw.series.len()
             ),
             64.0 * sc.points as f64
                 * raw.series.len() as f64
-                * (sc.replicates as f64 * (sc.iterates as f64 + 4.0)),
+                * (sc.replicates as f64 * (sc.iterates as f64 + 4.0))
+                + 8.0 * sc.bootstrap as f64,
         )?;
         let phis = (0..sc.points)
             .map(|i| {
