@@ -132,8 +132,29 @@ trait Render {
 
 /// Draws `fig` once into `png` and once into `svg`, both `size` pixels.
 fn write_png_svg(fig: &impl Render, png: &Path, svg: &Path, size: (u32, u32)) -> Result<()> {
-    present(fig, BitMapBackend::new(png, size).into_drawing_area(), png)?;
+    let mut rgb = vec![0u8; 3 * size.0 as usize * size.1 as usize];
+    present(
+        fig,
+        BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area(),
+        png,
+    )?;
+    write_png(png, &rgb, size)?;
     present(fig, SVGBackend::new(svg, size).into_drawing_area(), svg)
+}
+
+/// Encodes an RGB8 buffer as a PNG file (the `png` crate; plotters' own encoder would pull in
+/// the whole `image` crate).
+fn write_png(path: &Path, rgb: &[u8], (w, h): (u32, u32)) -> Result<()> {
+    let io = |e: std::io::Error| Error::io(path.display().to_string(), e);
+    let file = std::io::BufWriter::new(std::fs::File::create(path).map_err(io)?);
+    let mut enc = png::Encoder::new(file, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let cannot =
+        |e: png::EncodingError| Error::data(format!("{}: cannot write: {e}", path.display()));
+    let mut writer = enc.write_header().map_err(cannot)?;
+    writer.write_image_data(rgb).map_err(cannot)?;
+    writer.finish().map_err(cannot)
 }
 
 /// Draws `fig` on `root` and writes it out to `path`.
