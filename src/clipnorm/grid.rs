@@ -123,6 +123,12 @@ pub enum Group {
     Baseline,
     /// DP-SGD with tau from RNMM (Table 3).
     Rnmm,
+    /// DP-SGD at the common default clip norm (issue 16), when the grid does not hold it.
+    Default,
+    /// Adaptive quantile clipping (Andrew et al. 2021); `tau_idx` indexes the target quantiles.
+    Adaptive,
+    /// Automatic clipping (Bu et al. 2023).
+    Automatic,
 }
 
 /// One training run of the study: (group, epsilon, tau, eta, run).
@@ -146,6 +152,9 @@ impl Cell {
             Group::Private => "private",
             Group::Baseline => "baseline",
             Group::Rnmm => "rnmm",
+            Group::Default => "default",
+            Group::Adaptive => "adaptive",
+            Group::Automatic => "automatic",
         };
         let opt = |o: Option<usize>| o.map_or("-".to_string(), |v| v.to_string());
         format!(
