@@ -85,7 +85,10 @@ fn run(threads: usize, figure: bool) -> (StudyOutcome, PathBuf) {
 
 /// |a / b - 1| <= 1e-6: the tolerance on the total epsilon spent.
 fn assert_rel(a: f64, b: f64, what: &str) {
-    assert!((a / b - 1.0).abs() <= 1e-6, "{what}: spent {a} vs budget {b}");
+    assert!(
+        (a / b - 1.0).abs() <= 1e-6,
+        "{what}: spent {a} vs budget {b}"
+    );
 }
 
 #[test]
@@ -141,7 +144,11 @@ fn every_method_spends_exactly_the_total_budget() {
                 (g, r) => panic!("unexpected cell {g:?} with rule {r:?}"),
             }
         }
-        assert_eq!(seen, (1, 2), "one automatic and two adaptive cells per epsilon");
+        assert_eq!(
+            seen,
+            (1, 2),
+            "one automatic and two adaptive cells per epsilon"
+        );
     }
 }
 
@@ -160,7 +167,10 @@ fn adaptive_split_matches_hand_computed_values_and_refuses_a_small_count_noise()
     // 2 sigma_b must exceed z: wine's b = 14 gives sigma_b = 0.7 against z = 3.83.
     for (z, sb) in [(3.83, 0.7), (2.0, 1.0)] {
         let e = adaptive_noise_split(z, sb).unwrap_err().to_string();
-        assert!(e.contains("too small") && e.contains("2 sigma_b > z"), "{e}");
+        assert!(
+            e.contains("too small") && e.contains("2 sigma_b > z"),
+            "{e}"
+        );
     }
     assert!(adaptive_noise_split(0.0, 1.0).is_err());
     assert!(adaptive_noise_split(1.0, f64::NAN).is_err());
@@ -197,14 +207,22 @@ fn adaptive_update_is_the_geometric_rule_on_the_centred_private_fraction() {
         })
         .sum::<f64>()
         / k as f64;
-    assert!((mean - 1.0).abs() < 4.0 * 0.05 / (k as f64).sqrt(), "{mean}");
+    assert!(
+        (mean - 1.0).abs() < 4.0 * 0.05 / (k as f64).sqrt(),
+        "{mean}"
+    );
 }
 
 /// A small data set with `m` classes, standard normal features scaled by `scale`.
 fn data(n: usize, d: usize, m: usize, scale: f64) -> Dataset {
     let mut rng = stream(3, m as u64, Purpose::Data);
     let x: Vec<f64> = (0..n * d)
-        .map(|_| scale * { let v: f64 = StandardNormal.sample(&mut rng); v })
+        .map(|_| {
+            scale * {
+                let v: f64 = StandardNormal.sample(&mut rng);
+                v
+            }
+        })
         .collect();
     let y: Vec<f64> = (0..n).map(|i| (i % m) as f64).collect();
     assert_eq!(y.len(), n);
@@ -250,13 +268,17 @@ fn automatic_clipping_factor_matches_materialized_gradients_on_every_fast_path()
         let p = loss.param_dim();
         let mut rng = stream(9, k as u64, Purpose::Init);
         let w: Vec<f64> = (0..p)
-            .map(|_| 0.3 * { let v: f64 = StandardNormal.sample(&mut rng); v })
+            .map(|_| {
+                0.3 * {
+                    let v: f64 = StandardNormal.sample(&mut rng);
+                    v
+                }
+            })
             .collect();
         let batch: Vec<usize> = (0..d.n).step_by(2).chain([1, 3]).collect();
         let want = by_hand(loss.as_ref(), &w, d, &batch, 0.01);
         let mut got = vec![f64::NAN; p];
-        let st =
-            loss.bounded_grad_sum(&w, d, &batch, b, &mut got, &mut Scratch::default());
+        let st = loss.bounded_grad_sum(&w, d, &batch, b, &mut got, &mut Scratch::default());
         assert_eq!(st.count, batch.len());
         let scale = norm2(&want).max(1e-300);
         let err = got
@@ -268,7 +290,14 @@ fn automatic_clipping_factor_matches_materialized_gradients_on_every_fast_path()
         // Clipping through the same entry point is the clipped sum.
         let mut c1 = vec![0.0; p];
         let mut c2 = vec![0.0; p];
-        loss.bounded_grad_sum(&w, d, &batch, PerSampleBound::Clip(0.5), &mut c1, &mut Scratch::default());
+        loss.bounded_grad_sum(
+            &w,
+            d,
+            &batch,
+            PerSampleBound::Clip(0.5),
+            &mut c1,
+            &mut Scratch::default(),
+        );
         loss.clipped_grad_sum(&w, d, &batch, 0.5, &mut c2, &mut Scratch::default());
         assert_eq!(c1, c2, "case {k}");
     }
@@ -305,17 +334,32 @@ fn study_with_methods_writes_the_comparison_and_is_thread_count_independent() {
         assert!(r.cells.iter().all(|c| c.entry.is_some()), "{:?}", r.method);
     }
     assert_eq!(m.winners.len(), 2);
-    assert!(m.winners.iter().all(|w| m.rows[w.row].method != Method::Oracle));
+    assert!(
+        m.winners
+            .iter()
+            .all(|w| m.rows[w.row].method != Method::Oracle)
+    );
     // Adaptive runs record their final clip norm; the rest do not.
     for r in a.records.values() {
-        assert_eq!(r.final_clip.is_some(), r.group == Group::Adaptive, "{}", r.key);
+        assert_eq!(
+            r.final_clip.is_some(),
+            r.group == Group::Adaptive,
+            "{}",
+            r.key
+        );
     }
     let md = std::fs::read_to_string(out.join("clipnorm_tiny_methods_methods_quick.md")).unwrap();
-    for needle in ["adaptive quantile, γ = 0.5", "automatic", "oracle", "**", "σ_grad", "Winners:"] {
+    for needle in [
+        "adaptive quantile, γ = 0.5",
+        "automatic",
+        "oracle",
+        "**",
+        "σ_grad",
+        "Winners:",
+    ] {
         assert!(md.contains(needle), "comparison lacks {needle:?}:\n{md}");
     }
-    let svg =
-        std::fs::read_to_string(out.join("clipnorm_tiny_methods_methods_quick.svg")).unwrap();
+    let svg = std::fs::read_to_string(out.join("clipnorm_tiny_methods_methods_quick.svg")).unwrap();
     assert!(svg.contains("adaptive γ=0.1") && svg.contains("test accuracy (%)"));
 }
 
@@ -338,5 +382,9 @@ fn a_batch_too_small_for_the_count_noise_leaves_adaptive_out_with_the_reason() {
     let m = o.methods.unwrap();
     let ad = &m.rows[1];
     assert!(ad.cells.iter().all(|c| c.entry.is_none()));
-    assert!(ad.cells[0].note.contains("too small"), "{}", ad.cells[0].note);
+    assert!(
+        ad.cells[0].note.contains("too small"),
+        "{}",
+        ad.cells[0].note
+    );
 }

@@ -292,10 +292,7 @@ pub fn compare(
                                 c.z,
                                 plan.spec.adaptive_initial,
                                 plan.spec.adaptive_lr,
-                                fc.map_or(String::new(), |v| format!(
-                                    ", final C ≈ {}",
-                                    fmt_tau(v)
-                                ))
+                                fc.map_or(String::new(), |v| format!(", final C ≈ {}", fmt_tau(v)))
                             ),
                         }
                     }
@@ -361,7 +358,10 @@ pub fn compare(
             })
             .collect(),
     });
-    let winners = winners(&rows, &table.columns.iter().map(|c| c.epsilon).collect::<Vec<_>>());
+    let winners = winners(
+        &rows,
+        &table.columns.iter().map(|c| c.epsilon).collect::<Vec<_>>(),
+    );
     MethodComparison {
         name: table.name.clone(),
         model: table.model.clone(),
@@ -435,7 +435,11 @@ pub fn winners(rows: &[MethodRow], epsilons: &[f64]) -> Vec<Winner> {
 /// split of every cell, and the winner lines.
 pub fn markdown(m: &MethodComparison, lrs: &[f64], figure: Option<&str>) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "### {}: clip-norm methods head to head ({})\n", m.name, m.model);
+    let _ = writeln!(
+        s,
+        "### {}: clip-norm methods head to head ({})\n",
+        m.name, m.model
+    );
     let _ = writeln!(
         s,
         "Every method spends the same total (ε, δ = {:e}); η tuned over the same grid for each; \
@@ -455,7 +459,10 @@ pub fn markdown(m: &MethodComparison, lrs: &[f64], figure: Option<&str>) -> Stri
                 Some(_) => cell(&c.entry, lrs),
                 None => "n/a".into(),
             };
-            if m.winners.iter().any(|w| w.row == i && m.epsilons[e] == w.epsilon) {
+            if m.winners
+                .iter()
+                .any(|w| w.row == i && m.epsilons[e] == w.epsilon)
+            {
                 let _ = write!(s, " **{text}** |");
             } else {
                 let _ = write!(s, " {text} |");
@@ -538,7 +545,10 @@ pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
     }
     let pad = ((hi - lo) * 0.08).max(0.5);
     CategoryFigure {
-        title: format!("{} ({}): clip-norm methods at equal (ε, δ)", m.name, m.model),
+        title: format!(
+            "{} ({}): clip-norm methods at equal (ε, δ)",
+            m.name, m.model
+        ),
         x_label: "method".into(),
         y_label: "test accuracy (%)".into(),
         categories: m.rows.iter().map(|r| r.method.short_label()).collect(),

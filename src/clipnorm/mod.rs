@@ -18,6 +18,7 @@ pub mod figure;
 pub mod grid;
 pub mod methods;
 pub mod model;
+pub mod recommend;
 pub mod results;
 pub mod table;
 pub mod train;
@@ -40,8 +41,8 @@ use crate::stats::quantile_sorted;
 use crate::theory::alpha::{AlphaOptions, estimate_alpha};
 
 pub use config::{MethodsSpec, ModelSpec, Study, StudyConfig};
-pub use methods::{MethodComparison, adaptive_effective_z, adaptive_noise_split};
 pub use grid::{Cell, Group, TauPoint};
+pub use methods::{MethodComparison, adaptive_effective_z, adaptive_noise_split};
 pub use results::RunRecord;
 pub use table::{Entry, EpsColumn, Recommendation, StudyTable, TheoryReport};
 
@@ -120,7 +121,15 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
         .methods
         .as_ref()
         .map(|m| methods::MethodPlan::new(m, setup.batch, &zs, &taus));
-    let trained = train_cells(study, opts, &setup, &taus, &zs, rnmm.as_ref(), plan.as_ref())?;
+    let trained = train_cells(
+        study,
+        opts,
+        &setup,
+        &taus,
+        &zs,
+        rnmm.as_ref(),
+        plan.as_ref(),
+    )?;
     let theory = match (&cfg.theory, &data.g_sorted) {
         (Some(th), Some(g)) => Some(theorem_5_4(&data.model, &data.train, g, th, cfg.seed)?),
         _ => None,
@@ -130,7 +139,12 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
     let mut files = vec![trained.path.display().to_string()];
     files.extend(write_outputs(study, opts, &table, &recs)?);
     let comparison = plan.as_ref().map(|p| {
-        methods::compare(&table, p, cfg.rnmm.as_ref().map(|r| r.epsilon), &trained.records)
+        methods::compare(
+            &table,
+            p,
+            cfg.rnmm.as_ref().map(|r| r.epsilon),
+            &trained.records,
+        )
     });
     if let Some(m) = &comparison {
         files.extend(write_comparison(study, opts, &table, m)?);

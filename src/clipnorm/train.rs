@@ -66,7 +66,14 @@ impl Setup<'_> {
         match *rule {
             Rule::Automatic { gamma, z } => {
                 let o = self.train_loop(1.0, eta, 0.0, run, |stepper, t, w| {
-                    stepper.step_bounded(loss, self.train, t, w, PerSampleBound::Normalize(gamma), z);
+                    stepper.step_bounded(
+                        loss,
+                        self.train,
+                        t,
+                        w,
+                        PerSampleBound::Normalize(gamma),
+                        z,
+                    );
                 })?;
                 Ok((o, f64::NAN))
             }

@@ -396,7 +396,14 @@ impl Stepper<'_> {
             self.grad.fill(0.0);
             ClipStats::default()
         } else {
-            loss.bounded_grad_sum(w, data, &self.batch, bound, &mut self.grad, &mut self.scratch)
+            loss.bounded_grad_sum(
+                w,
+                data,
+                &self.batch,
+                bound,
+                &mut self.grad,
+                &mut self.scratch,
+            )
         };
         self.sampled += stats.count;
         self.clipped += stats.clipped;

@@ -198,7 +198,15 @@ pub trait Loss: Send + Sync {
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
-        materialized_bounded_sum(self, w, data, batch, PerSampleBound::Clip(tau), out, scratch)
+        materialized_bounded_sum(
+            self,
+            w,
+            data,
+            batch,
+            PerSampleBound::Clip(tau),
+            out,
+            scratch,
+        )
     }
 
     /// Adds sum_{i in batch} bound(grad f_i(w)) into `out` (length p, overwritten): clipping
