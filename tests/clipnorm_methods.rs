@@ -388,3 +388,23 @@ fn a_batch_too_small_for_the_count_noise_leaves_adaptive_out_with_the_reason() {
         ad.cells[0].note
     );
 }
+
+#[test]
+fn small_clip_norms_print_with_three_significant_digits() {
+    use dpsgd_lab::clipnorm::grid::fmt_tau;
+    // Adaptive clipping's final C can be far below the grid's 0.1 (the old formatting printed
+    // 0.006 as "06" and 0.0004 as "0.").
+    for (t, s) in [
+        (0.006, "0.006"),
+        (0.000_612_3, "0.000612"),
+        (0.0004, "0.0004"),
+        (0.0612, "0.0612"),
+        (0.1, "0.1"),
+        (0.134, "0.134"),
+        (6.612, "6.61"),
+        (17.7, "17.7"),
+        (5.0, "5"),
+    ] {
+        assert_eq!(fmt_tau(t), s, "{t}");
+    }
+}

@@ -64,9 +64,14 @@ pub fn fmt_tau(t: f64) -> String {
         format!("{t:.1}")
     } else if t >= 1.0 {
         format!("{t:.2}")
-    } else {
+    } else if t >= 0.1 {
         let s = format!("{t:.3}");
         s.trim_end_matches('0').to_string()
+    } else {
+        // Three significant digits below 0.1 (0.00612, 0.0006): no ".00" stripping here.
+        let prec = (2.0 - t.log10().floor()).clamp(3.0, 17.0) as usize;
+        let s = format!("{t:.prec$}");
+        return s.trim_end_matches('0').trim_end_matches('.').to_string();
     }
     .replace(".00", "")
 }

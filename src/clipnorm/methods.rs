@@ -44,8 +44,8 @@ pub fn adaptive_noise_split(z: f64, sigma_b: f64) -> Result<f64> {
     let r = z.powi(-2) - (2.0 * sigma_b).powi(-2);
     if r <= 0.0 {
         return Err(Error::param(format!(
-            "adaptive clipping: count noise sigma_b = {sigma_b} is too small for noise multiplier \
-             z = {z:.4}; the split sigma_grad = (z^-2 - (2 sigma_b)^-2)^(-1/2) needs \
+            "adaptive clipping: count noise sigma_b = {sigma_b:.4} is too small for noise \
+             multiplier z = {z:.4}; the split sigma_grad = (z^-2 - (2 sigma_b)^-2)^(-1/2) needs \
              2 sigma_b > z (use a larger batch or count noise)"
         )));
     }
@@ -543,7 +543,8 @@ pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
     if !lo.is_finite() {
         (lo, hi) = (0.0, 100.0);
     }
-    let pad = ((hi - lo) * 0.08).max(0.5);
+    // Room below the data for the legend (lower left), 8% above.
+    let span = (hi - lo).max(1.0);
     CategoryFigure {
         title: format!(
             "{} ({}): clip-norm methods at equal (ε, δ)",
@@ -552,7 +553,7 @@ pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
         x_label: "method".into(),
         y_label: "test accuracy (%)".into(),
         categories: m.rows.iter().map(|r| r.method.short_label()).collect(),
-        y_range: ((lo - pad).max(0.0), (hi + pad).min(100.0)),
+        y_range: ((lo - 0.45 * span).max(0.0), (hi + 0.08 * span).min(100.0)),
         guides: vec![k as f64 - 1.5],
         series,
         palette: Palette::Tableau,
