@@ -159,7 +159,7 @@ impl Setup<'_> {
 }
 
 /// The stream tag of adaptive clipping's count noise ("count").
-const COUNT_NOISE_TAG: u64 = 0x636f_756e_74;
+const COUNT_NOISE_TAG: u64 = 0x0063_6f75_6e74;
 
 /// A clip-norm method run step by step ([`Setup::run_rule`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
