@@ -65,7 +65,7 @@ pub struct MethodsSpec {
     /// The count noise sigma_b as a fraction of the expected batch size (Andrew et al.: b / 20).
     #[serde(default = "default_count_noise")]
     pub adaptive_count_noise: f64,
-    /// Initial clip norm C_0 (Andrew et al.: 0.1).
+    /// Initial clip norm C_0 (0.1; the geometric update forgets it within a few dozen steps).
     #[serde(default = "default_initial_clip")]
     pub adaptive_initial: f64,
     /// Automatic clipping's stability constant gamma in g / (||g|| + gamma) (Bu et al.: 0.01);
