@@ -64,9 +64,14 @@ pub fn fmt_tau(t: f64) -> String {
         format!("{t:.1}")
     } else if t >= 1.0 {
         format!("{t:.2}")
-    } else {
+    } else if t >= 0.1 {
         let s = format!("{t:.3}");
         s.trim_end_matches('0').to_string()
+    } else {
+        // Three significant digits below 0.1 (0.00612, 0.0006): no ".00" stripping here.
+        let prec = (2.0 - t.log10().floor()).clamp(3.0, 17.0) as usize;
+        let s = format!("{t:.prec$}");
+        return s.trim_end_matches('0').trim_end_matches('.').to_string();
     }
     .replace(".00", "")
 }
@@ -123,6 +128,12 @@ pub enum Group {
     Baseline,
     /// DP-SGD with tau from RNMM (Table 3).
     Rnmm,
+    /// DP-SGD at the common default clip norm (issue 16), when the grid does not hold it.
+    Default,
+    /// Adaptive quantile clipping (Andrew et al. 2021); `tau_idx` indexes the target quantiles.
+    Adaptive,
+    /// Automatic clipping (Bu et al. 2023).
+    Automatic,
 }
 
 /// One training run of the study: (group, epsilon, tau, eta, run).
@@ -146,6 +157,9 @@ impl Cell {
             Group::Private => "private",
             Group::Baseline => "baseline",
             Group::Rnmm => "rnmm",
+            Group::Default => "default",
+            Group::Adaptive => "adaptive",
+            Group::Automatic => "automatic",
         };
         let opt = |o: Option<usize>| o.map_or("-".to_string(), |v| v.to_string());
         format!(

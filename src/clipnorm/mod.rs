@@ -16,7 +16,9 @@
 pub mod config;
 pub mod figure;
 pub mod grid;
+pub mod methods;
 pub mod model;
+pub mod recommend;
 pub mod results;
 pub mod table;
 pub mod train;
@@ -38,8 +40,9 @@ use crate::rng::{Purpose, stream};
 use crate::stats::quantile_sorted;
 use crate::theory::alpha::{AlphaOptions, estimate_alpha};
 
-pub use config::{ModelSpec, Study, StudyConfig};
+pub use config::{MethodsSpec, ModelSpec, Study, StudyConfig};
 pub use grid::{Cell, Group, TauPoint};
+pub use methods::{MethodComparison, adaptive_effective_z, adaptive_noise_split};
 pub use results::RunRecord;
 pub use table::{Entry, EpsColumn, Recommendation, StudyTable, TheoryReport};
 
@@ -66,6 +69,8 @@ pub struct StudyOutcome {
     /// Files written.
     pub files: Vec<String>,
     pub wall_time_s: f64,
+    /// The clip-norm methods head to head (issue 16), when `[methods]` is configured.
+    pub methods: Option<MethodComparison>,
     /// Every record, by cell id.
     #[serde(skip)]
     pub records: BTreeMap<String, RunRecord>,
@@ -112,7 +117,19 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
     let cal = crate::privacy::calibrator(&cfg.train.accountant)?;
     let zs = noise_multipliers(cfg, &setup, cal.as_ref(), 0.0)?;
     let rnmm = private_g1_by_rnmm(cfg, &data, &setup, cal.as_ref())?;
-    let trained = train_cells(study, opts, &setup, &taus, &zs, rnmm.as_ref())?;
+    let plan = cfg
+        .methods
+        .as_ref()
+        .map(|m| methods::MethodPlan::new(m, setup.batch, &zs, &taus));
+    let trained = train_cells(
+        study,
+        opts,
+        &setup,
+        &taus,
+        &zs,
+        rnmm.as_ref(),
+        plan.as_ref(),
+    )?;
     let theory = match (&cfg.theory, &data.g_sorted) {
         (Some(th), Some(g)) => Some(theorem_5_4(&data.model, &data.train, g, th, cfg.seed)?),
         _ => None,
@@ -121,8 +138,20 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
     let recs = table::recommend(&table);
     let mut files = vec![trained.path.display().to_string()];
     files.extend(write_outputs(study, opts, &table, &recs)?);
+    let comparison = plan.as_ref().map(|p| {
+        methods::compare(
+            &table,
+            p,
+            cfg.rnmm.as_ref().map(|r| r.epsilon),
+            &trained.records,
+        )
+    });
+    if let Some(m) = &comparison {
+        files.extend(write_comparison(study, opts, &table, m)?);
+    }
     Ok(StudyOutcome {
         table,
+        methods: comparison,
         recommendations: recs,
         executed: trained.executed,
         reused: trained.reused,
@@ -287,10 +316,11 @@ fn train_cells(
     taus: &[TauPoint],
     zs: &[f64],
     rnmm: Option<&RnmmArm>,
+    plan: Option<&methods::MethodPlan>,
 ) -> Result<Trained> {
     let cfg = &study.cfg;
     let etas = &cfg.train.learning_rates;
-    let all_cells = grid::cells(
+    let mut all_cells = grid::cells(
         zs.len(),
         taus.len(),
         etas.len(),
@@ -298,6 +328,9 @@ fn train_cells(
         cfg.train.baseline,
         rnmm.is_some(),
     );
+    if let Some(p) = plan {
+        all_cells.extend(p.cells(etas.len(), cfg.train.runs));
+    }
     let (n, batch, spe) = (setup.train.n, setup.batch, setup.steps_per_epoch);
     // The fingerprint covers everything a record depends on.
     let (rnmm_zs, rnmm_taus) = (rnmm.map(|r| &r.zs), rnmm.map(|r| &r.taus));
@@ -316,18 +349,27 @@ fn train_cells(
         .par_iter()
         .map(|c| {
             let eta = etas[c.eta_idx];
+            let z_eps = || zs[c.eps_idx.expect("eps")];
             let (tau, z) = match c.group {
-                Group::Private => (
-                    taus[c.tau_idx.expect("private cell")].tau,
-                    zs[c.eps_idx.expect("eps")],
-                ),
+                Group::Private => (taus[c.tau_idx.expect("private cell")].tau, z_eps()),
                 Group::Baseline => (f64::MAX, 0.0),
                 Group::Rnmm => {
                     let r = rnmm.expect("rnmm");
                     (r.taus[c.run], r.zs[c.eps_idx.expect("eps")])
                 }
+                Group::Default => (plan.expect("methods").spec.default_tau, z_eps()),
+                // Their clip norm: C_0 (adaptive) or the sensitivity 1 (automatic).
+                Group::Adaptive => (plan.expect("methods").spec.adaptive_initial, z_eps()),
+                Group::Automatic => (1.0, z_eps()),
             };
-            let o = setup.run(tau, eta, z, c.run)?;
+            let (o, final_clip) = match c.group {
+                Group::Adaptive | Group::Automatic => {
+                    let rule = plan.expect("methods").rule(c, z);
+                    let (o, fc) = setup.run_rule(&rule, eta, c.run)?;
+                    (o, fc.is_finite().then_some(fc))
+                }
+                _ => (setup.run(tau, eta, z, c.run)?, None),
+            };
             let rec = RunRecord {
                 key: c.key(),
                 group: c.group,
@@ -342,6 +384,7 @@ fn train_cells(
                 acc_last: o.acc_last,
                 diverged: o.diverged,
                 clipped_fraction: o.clipped_fraction,
+                final_clip,
             };
             file.append(&rec)?;
             Ok(rec)
@@ -441,6 +484,39 @@ fn write_outputs(
     let json_path = opts.out.join(format!("{stem}.json"));
     let json = serde_json::to_string_pretty(&(table, recs))
         .map_err(|e| Error::Numerical(e.to_string()))?;
+    write(&json_path, &json)?;
+    files.push(json_path.display().to_string());
+    Ok(files)
+}
+
+/// The methods comparison (issue 16) as Markdown, JSON and a figure (PNG and SVG, unless
+/// disabled), beside the study's own files; returns the files written.
+fn write_comparison(
+    study: &Study,
+    opts: &RunOptions,
+    table: &StudyTable,
+    m: &MethodComparison,
+) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    let stem = format!("clipnorm_{}_methods{}", study.cfg.name, suffix(study));
+    let fig_name = format!("{stem}.png");
+    if opts.figure {
+        let png = opts.out.join(&fig_name);
+        let svg = opts.out.join(format!("{stem}.svg"));
+        methods::figure(m, table.baseline.as_ref().map(|b| b.mean)).save(&png, &svg)?;
+        files.push(png.display().to_string());
+        files.push(svg.display().to_string());
+    }
+    let md = methods::markdown(
+        m,
+        &table.learning_rates,
+        opts.figure.then_some(fig_name.as_str()),
+    );
+    let md_path = opts.out.join(format!("{stem}.md"));
+    write(&md_path, &md)?;
+    files.push(md_path.display().to_string());
+    let json_path = opts.out.join(format!("{stem}.json"));
+    let json = serde_json::to_string_pretty(m).map_err(|e| Error::Numerical(e.to_string()))?;
     write(&json_path, &json)?;
     files.push(json_path.display().to_string());
     Ok(files)

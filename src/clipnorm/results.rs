@@ -37,6 +37,9 @@ pub struct RunRecord {
     pub diverged: bool,
     /// Fraction of sampled per-sample gradients that were clipped.
     pub clipped_fraction: f64,
+    /// Adaptive clipping: the tracked clip norm C_T at the end of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_clip: Option<f64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -273,7 +273,7 @@ pub fn recommend(table: &StudyTable) -> Vec<Recommendation> {
 
 /// A cell "93.39 ± 0.71 % (η=6)"; a dagger marks an eta at either end of the grid (the optimum
 /// may lie outside it).
-fn cell(e: &Option<Entry>, grid: &[f64]) -> String {
+pub fn cell(e: &Option<Entry>, grid: &[f64]) -> String {
     match e {
         Some(e) => {
             let div = if e.diverged > 0 {

@@ -3,8 +3,11 @@
 //! per epoch and a diverged run stops early.
 
 use crate::data::Dataset;
+use rand_distr::{Distribution, StandardNormal};
+
 use crate::dpsgd::{DpSgd, DpSgdConfig, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper};
 use crate::error::Result;
+use crate::loss::PerSampleBound;
 use crate::rng::{Purpose, stream};
 
 use super::model::Model;
@@ -48,6 +51,62 @@ impl Setup<'_> {
     /// batches and the same standard-normal draws (common random numbers), so differences
     /// between clip norms are not masked by sampling noise.
     pub fn run(&self, tau: f64, eta: f64, z: f64, run: usize) -> Result<Outcome> {
+        let loss = self.model.loss();
+        self.train_loop(tau, eta, z, run, |stepper, t, w| {
+            stepper.step(loss, self.train, t, w);
+        })
+    }
+
+    /// Trains with a clip-norm method other than a fixed tau ([`Rule`]), with the same batches
+    /// and gradient-noise draws as [`Setup::run`] for the same run index (the adaptive rule's
+    /// count noise has its own stream). Also returns the clip norm in force at the end (the
+    /// tracked C of adaptive clipping; NaN for automatic clipping).
+    pub fn run_rule(&self, rule: &Rule, eta: f64, run: usize) -> Result<(Outcome, f64)> {
+        let loss = self.model.loss();
+        match *rule {
+            Rule::Automatic { gamma, z } => {
+                let o = self.train_loop(1.0, eta, 0.0, run, |stepper, t, w| {
+                    stepper.step_bounded(
+                        loss,
+                        self.train,
+                        t,
+                        w,
+                        PerSampleBound::Normalize(gamma),
+                        z,
+                    );
+                })?;
+                Ok((o, f64::NAN))
+            }
+            Rule::Adaptive(a) => {
+                let mut count_rng = stream(self.seed, run as u64, Purpose::Other(COUNT_NOISE_TAG));
+                let mut c = a.initial;
+                let b = self.batch;
+                let o = self.train_loop(1.0, eta, 0.0, run, |stepper, t, w| {
+                    let st = stepper.step_bounded(
+                        loss,
+                        self.train,
+                        t,
+                        w,
+                        PerSampleBound::Clip(c),
+                        a.sigma_grad * c,
+                    );
+                    let noise: f64 = StandardNormal.sample(&mut count_rng);
+                    c = a.next_clip(c, st.count - st.clipped, st.count, b, noise);
+                })?;
+                Ok((o, c))
+            }
+        }
+    }
+
+    /// The epoch loop shared by every method: `step` advances w by one step t.
+    fn train_loop(
+        &self,
+        tau: f64,
+        eta: f64,
+        z: f64,
+        run: usize,
+        mut step: impl FnMut(&mut Stepper<'_>, usize, &mut [f64]),
+    ) -> Result<Outcome> {
         let cfg = DpSgdConfig {
             steps: self.steps(),
             batch_size: self.batch,
@@ -75,7 +134,7 @@ impl Setup<'_> {
         let mut t = 0;
         for _ in 0..self.epochs {
             for _ in 0..self.steps_per_epoch {
-                stepper.step(loss, self.train, t, &mut w);
+                step(&mut stepper, t, &mut w);
                 t += 1;
             }
             if w.iter().any(|v| !v.is_finite()) {
@@ -96,5 +155,47 @@ impl Setup<'_> {
                 stepper.clipped as f64 / stepper.sampled as f64
             },
         })
+    }
+}
+
+/// The stream tag of adaptive clipping's count noise ("count").
+const COUNT_NOISE_TAG: u64 = 0x0063_6f75_6e74;
+
+/// A clip-norm method run step by step ([`Setup::run_rule`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rule {
+    /// Automatic clipping (Bu et al. 2023): each per-sample gradient becomes g / (||g|| + gamma)
+    /// (sensitivity 1), and the sum gets N(0, z^2 I).
+    Automatic { gamma: f64, z: f64 },
+    /// Adaptive quantile clipping (Andrew et al. 2021).
+    Adaptive(Adaptive),
+}
+
+/// Adaptive quantile clipping's parameters for one run (Andrew et al. 2021, Algorithm 1 with
+/// the geometric update, and Theorem 1 for the noise).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Adaptive {
+    /// Target unclipped quantile gamma.
+    pub quantile: f64,
+    /// Clip-norm learning rate eta_C.
+    pub lr: f64,
+    /// C_0.
+    pub initial: f64,
+    /// Noise sd of the private count (absolute, in samples).
+    pub sigma_b: f64,
+    /// Noise multiplier of the clipped-gradient sum (its sd is sigma_grad C_t).
+    pub sigma_grad: f64,
+}
+
+impl Adaptive {
+    /// C_{t+1} = C_t exp(-eta_C (b~_t - gamma)), with the private unclipped fraction
+    /// b~_t = (sum_{i in S_t} (1[||g_i|| <= C_t] - 1/2) + sigma_b xi) / b + 1/2, xi ~ N(0, 1).
+    /// The centred indicators b_i - 1/2 make the released sum's sensitivity 1/2 under adding or
+    /// removing one sample (Andrew et al., Sec. 3), which is where Theorem 1's 2 sigma_b comes
+    /// from; b~_t is unbiased for the unclipped fraction since E|S_t| = b.
+    pub fn next_clip(&self, c: f64, unclipped: usize, sampled: usize, b: f64, xi: f64) -> f64 {
+        let centred = unclipped as f64 - 0.5 * sampled as f64 + self.sigma_b * xi;
+        let frac = centred / b + 0.5;
+        c * (-self.lr * (frac - self.quantile)).exp()
     }
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::loss::{ClipStats, Loss, Scratch, mean_value, norm2};
+use crate::loss::{ClipStats, Loss, PerSampleBound, Scratch, mean_value, norm2};
 use crate::rng::{Purpose, SimRng, stream};
 
 pub use noise::{Calibrator, NoiseSpec, ResolvedNoise, theorem_3_4_sigma};
@@ -368,6 +368,58 @@ impl<'a> Stepper<'a> {
         }
         cfg.projection.apply(w);
         stats
+    }
+}
+
+impl Stepper<'_> {
+    /// Algorithm 1's step with a per-sample bound chosen by the caller instead of the configured
+    /// clip norm and noise (the adaptive and automatic clipping baselines of the clip-norm study):
+    /// w <- Pi_W(w - eta_t ((1/b) sum_{i in S_t} bound(grad f_i(w)) + zeta_t)),
+    /// zeta_t ~ N(0, (sum_sd / b)^2 I), where `sum_sd` is the noise sd on the bounded sum (the
+    /// noise multiplier times the bound's sensitivity). Same sampling and noise streams, in the
+    /// same order, as [`Stepper::step`].
+    pub fn step_bounded(
+        &mut self,
+        loss: &dyn Loss,
+        data: &Dataset,
+        t: usize,
+        w: &mut [f64],
+        bound: PerSampleBound,
+        sum_sd: f64,
+    ) -> ClipStats {
+        let cfg = &self.alg.cfg;
+        let eta = cfg.learning_rate.at(t);
+        self.alg
+            .sampler
+            .sample_into(&mut self.sampling, &mut self.batch);
+        let stats = if self.batch.is_empty() {
+            self.grad.fill(0.0);
+            ClipStats::default()
+        } else {
+            loss.bounded_grad_sum(
+                w,
+                data,
+                &self.batch,
+                bound,
+                &mut self.grad,
+                &mut self.scratch,
+            )
+        };
+        self.sampled += stats.count;
+        self.clipped += stats.clipped;
+        let inv_b = 1.0 / cfg.batch_size;
+        let sigma = sum_sd * inv_b;
+        for (wi, gi) in w.iter_mut().zip(&self.grad) {
+            let z: f64 = StandardNormal.sample(&mut self.noise);
+            *wi -= eta * (gi * inv_b + sigma * z);
+        }
+        cfg.projection.apply(w);
+        stats
+    }
+
+    /// Samples drawn in the last step (|S_t|).
+    pub fn last_batch_len(&self) -> usize {
+        self.batch.len()
     }
 }
 

@@ -2,7 +2,7 @@
 //! Appendix D: ||grad l|| = sqrt(sum_{j != y} p_j^2 + (1 - p_y)^2) ||x~|| <= sqrt(2) ||x~||.
 
 use super::{
-    ClipStats, LipschitzForm, Loss, Scratch, buf, check_dim, clip_factor, dot, gather_with_bias,
+    ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch, buf, check_dim, dot, gather_with_bias,
 };
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
@@ -66,7 +66,7 @@ impl SoftmaxLoss {
         w: &[f64],
         data: &Dataset,
         batch: &[usize],
-        tau: f64,
+        bound: PerSampleBound,
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
@@ -102,7 +102,7 @@ impl SoftmaxLoss {
             softmax_in_place(&mut z);
             z[data.y[i] as usize] -= 1.0;
             let ee: f64 = z.iter().map(|v| v * v).sum();
-            let c = clip_factor((ee * (xx + 1.0)).sqrt(), tau);
+            let c = bound.factor((ee * (xx + 1.0)).sqrt());
             stats.clipped += usize::from(c < 1.0);
             for v in z.iter_mut() {
                 *v *= c;
@@ -131,7 +131,7 @@ impl SoftmaxLoss {
         w: &[f64],
         data: &Dataset,
         batch: &[usize],
-        tau: f64,
+        bound: PerSampleBound,
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
@@ -152,9 +152,9 @@ impl SoftmaxLoss {
             softmax_in_place(er);
             er[data.y[i] as usize] -= 1.0;
             let norm = (dot(er, er) * xsq[r]).sqrt();
-            let c = clip_factor(norm, tau);
-            if c < 1.0 {
-                stats.clipped += 1;
+            let c = bound.factor(norm);
+            stats.clipped += usize::from(c < 1.0);
+            if c != 1.0 {
                 er.iter_mut().for_each(|v| *v *= c);
             }
         }
@@ -233,17 +233,31 @@ impl Loss for SoftmaxLoss {
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
+        self.bounded_grad_sum(w, data, batch, PerSampleBound::Clip(tau), out, scratch)
+    }
+
+    /// The same ghost-norm paths for any per-sample bound (automatic clipping's normalization
+    /// as well as clipping).
+    fn bounded_grad_sum(
+        &self,
+        w: &[f64],
+        data: &Dataset,
+        batch: &[usize],
+        bound: PerSampleBound,
+        out: &mut [f64],
+        scratch: &mut Scratch,
+    ) -> ClipStats {
         let (d, m, bsz) = (self.d, self.m, batch.len());
         let dd = d + 1;
         match m {
-            1 => return self.clipped_sum_direct::<1>(w, data, batch, tau, out, scratch),
-            2 => return self.clipped_sum_direct::<2>(w, data, batch, tau, out, scratch),
-            3 => return self.clipped_sum_direct::<3>(w, data, batch, tau, out, scratch),
-            4 => return self.clipped_sum_direct::<4>(w, data, batch, tau, out, scratch),
+            1 => return self.clipped_sum_direct::<1>(w, data, batch, bound, out, scratch),
+            2 => return self.clipped_sum_direct::<2>(w, data, batch, bound, out, scratch),
+            3 => return self.clipped_sum_direct::<3>(w, data, batch, bound, out, scratch),
+            4 => return self.clipped_sum_direct::<4>(w, data, batch, bound, out, scratch),
             _ => {}
         }
         if dd * m < PAR_MIN_PARAMS || bsz < 2 {
-            return self.clipped_sum_gemm(w, data, batch, tau, out, scratch);
+            return self.clipped_sum_gemm(w, data, batch, bound, out, scratch);
         }
         // Two fixed halves of the batch on two tasks, summed in a fixed order: the split depends
         // only on the batch, never on the thread count, so results are bit-identical for any
@@ -258,13 +272,13 @@ impl Loss for SoftmaxLoss {
         let (st0, st1) = rayon::join(
             || {
                 let mut o = std::mem::take(&mut s0.f);
-                let st = self.clipped_sum_gemm(w, data, left, tau, buf(&mut o, p), s0);
+                let st = self.clipped_sum_gemm(w, data, left, bound, buf(&mut o, p), s0);
                 s0.f = o;
                 st
             },
             || {
                 let mut o = std::mem::take(&mut s1.f);
-                let st = self.clipped_sum_gemm(w, data, right, tau, buf(&mut o, p), s1);
+                let st = self.clipped_sum_gemm(w, data, right, bound, buf(&mut o, p), s1);
                 s1.f = o;
                 st
             },

@@ -89,6 +89,66 @@ pub fn clip_factor(norm: f64, tau: f64) -> f64 {
     if norm > tau { tau / norm } else { 1.0 }
 }
 
+/// How each per-sample gradient is bounded before the sum: clipping at tau (Eq. (2)) or the
+/// normalization of automatic clipping, g / (||g|| + gamma) (Bu et al. 2023, "Automatic
+/// clipping"). Either way one sample's contribution has norm at most [`PerSampleBound::sensitivity`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PerSampleBound {
+    /// clip(g, tau) = min(1, tau / ||g||) g, Eq. (2).
+    Clip(f64),
+    /// g / (||g|| + gamma), gamma > 0 (Bu et al. use gamma = 0.01).
+    Normalize(f64),
+}
+
+impl PerSampleBound {
+    /// The factor c with bounded(g) = c g, from ||g||.
+    #[inline]
+    pub fn factor(&self, norm: f64) -> f64 {
+        match *self {
+            PerSampleBound::Clip(tau) => clip_factor(norm, tau),
+            PerSampleBound::Normalize(gamma) => 1.0 / (norm + gamma),
+        }
+    }
+
+    /// The L2 sensitivity of one sample's bounded gradient: tau, or 1 for the normalization
+    /// (||g|| / (||g|| + gamma) < 1).
+    pub fn sensitivity(&self) -> f64 {
+        match *self {
+            PerSampleBound::Clip(tau) => tau,
+            PerSampleBound::Normalize(_) => 1.0,
+        }
+    }
+}
+
+/// sum_{i in batch} bound(grad f_i(w)) into `out`, one materialized per-sample gradient at a time
+/// (the fallback of losses whose gradient does not factor). `clipped` counts factors below 1.
+pub fn materialized_bounded_sum(
+    loss: &(impl Loss + ?Sized),
+    w: &[f64],
+    data: &Dataset,
+    batch: &[usize],
+    bound: PerSampleBound,
+    out: &mut [f64],
+    scratch: &mut Scratch,
+) -> ClipStats {
+    let p = out.len();
+    out.fill(0.0);
+    let g = buf(&mut scratch.a, p);
+    let mut stats = ClipStats {
+        clipped: 0,
+        count: batch.len(),
+    };
+    for &i in batch {
+        loss.grad(w, data.row(i), data.y[i], g);
+        let c = bound.factor(norm2(g));
+        if c < 1.0 {
+            stats.clipped += 1;
+        }
+        axpy(c, g, out);
+    }
+    stats
+}
+
 /// A per-sample loss l(w, x, y) on parameters w in R^p.
 ///
 /// Implementors give the value, a (sub)gradient, and G(x, y) of Assumption 4.1; they may
@@ -138,23 +198,35 @@ pub trait Loss: Send + Sync {
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
-        let p = out.len();
-        out.fill(0.0);
-        let g = buf(&mut scratch.a, p);
-        let mut stats = ClipStats {
-            clipped: 0,
-            count: batch.len(),
-        };
-        for &i in batch {
-            self.grad(w, data.row(i), data.y[i], g);
-            let norm = norm2(g);
-            let c = clip_factor(norm, tau);
-            if c < 1.0 {
-                stats.clipped += 1;
+        materialized_bounded_sum(
+            self,
+            w,
+            data,
+            batch,
+            PerSampleBound::Clip(tau),
+            out,
+            scratch,
+        )
+    }
+
+    /// Adds sum_{i in batch} bound(grad f_i(w)) into `out` (length p, overwritten): clipping
+    /// goes to [`Loss::clipped_grad_sum`] (and its fast path); the normalization of automatic
+    /// clipping materializes per-sample gradients unless the loss overrides this.
+    fn bounded_grad_sum(
+        &self,
+        w: &[f64],
+        data: &Dataset,
+        batch: &[usize],
+        bound: PerSampleBound,
+        out: &mut [f64],
+        scratch: &mut Scratch,
+    ) -> ClipStats {
+        match bound {
+            PerSampleBound::Clip(tau) => self.clipped_grad_sum(w, data, batch, tau, out, scratch),
+            PerSampleBound::Normalize(_) => {
+                materialized_bounded_sum(self, w, data, batch, bound, out, scratch)
             }
-            axpy(c, g, out);
         }
-        stats
     }
 }
 

@@ -9,7 +9,7 @@
 
 use super::logistic::{check_class_labels, softmax_in_place};
 use super::{
-    ClipStats, LipschitzForm, Loss, Scratch, buf, check_dim, clip_factor, dot, gather_with_bias,
+    ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch, buf, check_dim, dot, gather_with_bias,
 };
 use crate::dataset::Dataset;
 use crate::error::{Error, Result, check_positive};
@@ -124,6 +124,18 @@ impl Loss for TanhNet {
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
+        self.bounded_grad_sum(w, data, batch, PerSampleBound::Clip(tau), out, scratch)
+    }
+    /// Layer-wise ghost norms for any per-sample bound (clipping or automatic clipping).
+    fn bounded_grad_sum(
+        &self,
+        w: &[f64],
+        data: &Dataset,
+        batch: &[usize],
+        bound: PerSampleBound,
+        out: &mut [f64],
+        scratch: &mut Scratch,
+    ) -> ClipStats {
         let (d, h, m, bsz) = (self.d, self.h, self.m, batch.len());
         let (dd, hh) = (d + 1, h + 1);
         let (w1, w2) = self.split(w);
@@ -168,9 +180,9 @@ impl Loss for TanhNet {
             let xrow = &xb[r * dd..(r + 1) * dd];
             let erow = &mut e[r * m..(r + 1) * m];
             let norm2 = dot(erow, erow) * dot(arow, arow) + dot(drow, drow) * dot(xrow, xrow);
-            let c = clip_factor(norm2.sqrt(), tau);
-            if c < 1.0 {
-                stats.clipped += 1;
+            let c = bound.factor(norm2.sqrt());
+            stats.clipped += usize::from(c < 1.0);
+            if c != 1.0 {
                 erow.iter_mut().for_each(|v| *v *= c);
                 drow.iter_mut().for_each(|v| *v *= c);
             }

@@ -1,0 +1,277 @@
+//! `dpsgd-lab clipnorm recommend`: the paper's clip-norm advice as a one-liner. Remark 5.6
+//! recommends tau = G_1 = min_i G_i; G_1 is private, so it is selected by RNMM (Report Noisy
+//! Max over log-spaced candidates, pure eps_RNMM-DP, [`crate::privacy::private_min_lipschitz`])
+//! with a stated share of the budget, exactly as the study's Table 3 arm does; DP-SGD gets the
+//! rest (basic composition), and its noise multiplier is calibrated for the given steps and
+//! batch size.
+//!
+//! The per-sample constants are G_i = G(x_i, y_i) from the loss's own
+//! [`crate::loss::Loss::lipschitz`], or per-sample norms the user supplies (a CSV column or a
+//! file with one value per row), e.g. measured gradient-norm bounds of another model.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::default_batch;
+use crate::data::csv::CsvSpec;
+use crate::error::{Error, Result, check_open, check_positive};
+use crate::loss::{LossSpec, lipschitz_constants};
+use crate::privacy::{RnmmConfig, private_min_lipschitz};
+use crate::rng::{Purpose, stream};
+
+/// The study's RNMM budget (Table 3): the default when no share is given.
+pub const DEFAULT_RNMM_EPSILON: f64 = 0.3;
+/// The study's number of log-spaced candidates.
+pub const DEFAULT_GRID_SIZE: usize = 200;
+/// The study's epochs: the default number of steps is this many passes at the default batch.
+pub const DEFAULT_EPOCHS: usize = 30;
+
+/// Where the per-sample values G_i come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NormsSource {
+    /// G(x_i, y_i) of the loss, in closed form.
+    Lipschitz,
+    /// A numeric column of the CSV.
+    Column(String),
+    /// A file with one value per CSV row.
+    File(PathBuf),
+}
+
+/// What the user asked for.
+#[derive(Debug, Clone)]
+pub struct AdviceRequest {
+    pub csv: PathBuf,
+    pub label: String,
+    /// "logistic" or "softmax" (the same multinomial logistic loss).
+    pub loss: String,
+    /// Standardize the features before computing G_i (as the study does).
+    pub standardize: bool,
+    pub epsilon: f64,
+    pub delta: f64,
+    /// Fraction of epsilon spent on RNMM (default: eps_RNMM = 0.3, as in the study).
+    pub share: Option<f64>,
+    pub steps: Option<usize>,
+    pub batch_size: Option<f64>,
+    pub norms: NormsSource,
+    /// Public candidate range (defaults for the loss's G_i; required with user norms).
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    pub grid_size: usize,
+    pub accountant: String,
+    pub seed: u64,
+}
+
+/// The recommendation (every field a public value or a DP output; no raw statistic of the
+/// data such as the true G_1 is reported).
+#[derive(Debug, Clone, Serialize)]
+pub struct ClipNormAdvice {
+    pub csv: String,
+    pub label: String,
+    pub n: usize,
+    pub d: usize,
+    pub loss: String,
+    /// "lipschitz", "column <name>" or "file <path>".
+    pub norms_source: String,
+    pub epsilon: f64,
+    pub delta: f64,
+    /// eps_RNMM = share x epsilon.
+    pub rnmm_epsilon: f64,
+    pub share: f64,
+    /// epsilon - eps_RNMM, DP-SGD's budget.
+    pub dpsgd_epsilon: f64,
+    pub candidates_lo: f64,
+    pub candidates_hi: f64,
+    pub grid_size: usize,
+    pub seed: u64,
+    /// The recommended clip norm tau (the selected candidate).
+    pub clip_norm: f64,
+    pub candidate_index: usize,
+    /// The selection is the largest candidate: the range may be too narrow.
+    pub at_range_end: bool,
+    pub steps: usize,
+    pub batch_size: f64,
+    /// q = B / n.
+    pub q: f64,
+    /// z calibrated for (dpsgd_epsilon, delta) over `steps` steps at rate q.
+    pub noise_multiplier: f64,
+    pub accountant: String,
+}
+
+/// Reads one value per line (blank lines and `#` comments skipped; a non-numeric first line is
+/// a header).
+fn read_norms_file(path: &Path) -> Result<Vec<f64>> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(&name, e))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        match t.parse::<f64>() {
+            Ok(v) => out.push(v),
+            Err(_) if out.is_empty() && i == 0 => {}
+            Err(_) => {
+                return Err(Error::data(format!(
+                    "{name}, line {}: '{t}' is not a number",
+                    i + 1
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The recommendation for `req`.
+pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
+    check_positive("--epsilon", req.epsilon)?;
+    check_open("--delta", req.delta, 0.0, 1.0)?;
+    if !matches!(req.loss.as_str(), "logistic" | "softmax") {
+        return Err(Error::param(format!(
+            "--loss must be logistic or softmax (the multinomial logistic loss), but is '{}'",
+            req.loss
+        )));
+    }
+    let share = match req.share {
+        Some(s) => check_open("--share", s, 0.0, 1.0)?,
+        None if req.epsilon > DEFAULT_RNMM_EPSILON => DEFAULT_RNMM_EPSILON / req.epsilon,
+        None => {
+            return Err(Error::param(format!(
+                "--epsilon {} leaves nothing for DP-SGD after the default RNMM budget \
+                 {DEFAULT_RNMM_EPSILON}; give --share (a fraction of epsilon in (0, 1))",
+                req.epsilon
+            )));
+        }
+    };
+    if req.grid_size < 2 {
+        return Err(Error::param(format!(
+            "--grid-size must be >= 2, but is {}",
+            req.grid_size
+        )));
+    }
+    let csv = req.csv.display().to_string();
+    let spec = CsvSpec {
+        path: csv.clone(),
+        label: req.label.clone(),
+        split: None,
+        standardize: req.standardize,
+    };
+    let data = spec.load()?;
+    let loss_spec = LossSpec::Logistic { classes: None };
+    let form = loss_spec
+        .lipschitz_form()
+        .ok_or_else(|| Error::param("the loss has no closed-form G(x, y)"))?;
+    let n = data.n;
+    let (g, source) = match &req.norms {
+        NormsSource::Lipschitz => {
+            let loss = loss_spec.build(&data)?;
+            loss.check_data(&data)?;
+            (
+                lipschitz_constants(loss.as_ref(), &data)?,
+                "lipschitz".to_string(),
+            )
+        }
+        NormsSource::Column(c) => {
+            if c == &req.label {
+                return Err(Error::param(format!(
+                    "--norms-column '{c}' is the label column; name the column of per-sample norms"
+                )));
+            }
+            let col = CsvSpec::new(csv.clone(), c.clone())
+                .load()
+                .map_err(|e| Error::data(format!("--norms-column '{c}': {e}")))?;
+            (col.y, format!("column {c}"))
+        }
+        NormsSource::File(p) => {
+            let v = read_norms_file(p)?;
+            if v.len() != n {
+                return Err(Error::data(format!(
+                    "--norms {} has {} values but {csv} has {n} rows; give one norm per row",
+                    p.display(),
+                    v.len()
+                )));
+            }
+            (v, format!("file {}", p.display()))
+        }
+    };
+    if let Some((i, v)) = g
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
+    {
+        return Err(Error::data(format!(
+            "per-sample norm of row {} is {v}; norms must be finite and >= 0",
+            i + 1
+        )));
+    }
+    // The candidate range must be public. For the loss's own G_i: G at x = 0 (no G_i is
+    // smaller) up to 3 G at ||x||^2 = d (the mean of standardized features), as in the study.
+    let (lo, hi) = match (&req.norms, req.lo, req.hi) {
+        (_, Some(lo), Some(hi)) => (lo, hi),
+        (NormsSource::Lipschitz, lo, hi) => (
+            lo.unwrap_or_else(|| form.eval(&vec![0.0; data.d], 0.0)),
+            hi.unwrap_or_else(|| 3.0 * form.eval(&vec![1.0; data.d], 0.0)),
+        ),
+        _ => {
+            return Err(Error::param(
+                "with --norms or --norms-column the public candidate range is unknown: give \
+                 --lo and --hi (data-independent bounds on the norms)",
+            ));
+        }
+    };
+    let rnmm_epsilon = share * req.epsilon;
+    let rc = RnmmConfig {
+        epsilon: rnmm_epsilon,
+        lo,
+        hi,
+        grid_size: req.grid_size,
+        target_count: 1,
+    };
+    let sel = private_min_lipschitz(&g, &rc, &mut stream(req.seed, 0, Purpose::Mechanism))?;
+    let batch = req.batch_size.unwrap_or_else(|| default_batch(n));
+    check_positive("--batch-size", batch)?;
+    if batch > n as f64 {
+        return Err(Error::param(format!(
+            "--batch-size {batch} exceeds the {n} rows of {csv}"
+        )));
+    }
+    let steps = match req.steps {
+        Some(0) => return Err(Error::param("--steps must be >= 1")),
+        Some(t) => t,
+        None => DEFAULT_EPOCHS * ((n as f64 / batch).round() as usize).max(1),
+    };
+    let q = batch / n as f64;
+    let dpsgd_epsilon = req.epsilon - rnmm_epsilon;
+    let z = crate::privacy::calibrator(&req.accountant)?.noise_multiplier(
+        q,
+        steps,
+        dpsgd_epsilon,
+        req.delta,
+    )?;
+    Ok(ClipNormAdvice {
+        csv,
+        label: req.label.clone(),
+        n,
+        d: data.d,
+        loss: req.loss.clone(),
+        norms_source: source,
+        epsilon: req.epsilon,
+        delta: req.delta,
+        rnmm_epsilon,
+        share,
+        dpsgd_epsilon,
+        candidates_lo: lo,
+        candidates_hi: hi,
+        grid_size: req.grid_size,
+        seed: req.seed,
+        clip_norm: sel.value,
+        candidate_index: sel.index,
+        at_range_end: sel.index + 1 == req.grid_size,
+        steps,
+        batch_size: batch,
+        q,
+        noise_multiplier: z,
+        accountant: req.accountant.clone(),
+    })
+}

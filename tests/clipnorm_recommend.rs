@@ -1,0 +1,360 @@
+//! `dpsgd-lab clipnorm recommend` (issue 16): works on the shipped CSVs and on a CSV given by
+//! path, prints one JSON object as the last stdout line with --json, spends exactly epsilon
+//! (RNMM's share plus DP-SGD's by the accountant), is reproducible by seed, and refuses bad
+//! input with one `error:` line and exit code 2 (table-driven, as tests/bad_input.rs).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use dpsgd_lab::privacy::AccountantKind;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn tmpdir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dpsgd-lab-recommend-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `clipnorm recommend ARGS` from the repository root: (exit code, stdout, stderr).
+fn recommend(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(BIN)
+        .current_dir(ROOT)
+        .args(["clipnorm", "recommend"])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn last_json(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn shipped_csvs_get_a_recommendation_that_spends_exactly_epsilon() {
+    for (csv, eps) in [
+        ("data/wine.csv", 2.0),
+        ("data/breast_cancer.csv", 4.0),
+        ("data/digits.csv", 6.0),
+    ] {
+        let e = eps.to_string();
+        let (code, out, err) = recommend(&[
+            "--csv",
+            csv,
+            "--label",
+            "target",
+            "--epsilon",
+            &e,
+            "--standardize",
+            "--json",
+        ]);
+        assert_eq!(code, Some(0), "{csv}: {err}");
+        assert!(out.contains("recommended clip norm: tau ="), "{out}");
+        let v = last_json(&out);
+        let tau = v["clip_norm"].as_f64().unwrap();
+        let (lo, hi) = (
+            v["candidates_lo"].as_f64().unwrap(),
+            v["candidates_hi"].as_f64().unwrap(),
+        );
+        // The study's defaults: eps_RNMM = 0.3, candidates on [sqrt 2, 3 sqrt(2 (d + 1))].
+        let d = v["d"].as_f64().unwrap();
+        assert!((lo - 2f64.sqrt()).abs() < 1e-12);
+        assert!((hi - 3.0 * (2.0 * (d + 1.0)).sqrt()).abs() < 1e-9);
+        assert!(tau >= lo && tau <= hi);
+        assert!((v["rnmm_epsilon"].as_f64().unwrap() - 0.3).abs() < 1e-12);
+        // Default protocol: B = min(500, n/10), T = 30 round(n / B).
+        let n = v["n"].as_f64().unwrap();
+        let b = v["batch_size"].as_f64().unwrap();
+        assert_eq!(b, (n as usize / 10).min(500) as f64);
+        let steps = v["steps"].as_u64().unwrap() as usize;
+        assert_eq!(steps, 30 * (n / b).round() as usize);
+        // RNMM's pure epsilon + DP-SGD's epsilon by the accountant = the budget (1e-6 rel.).
+        let z = v["noise_multiplier"].as_f64().unwrap();
+        let spent = AccountantKind::Rdp.epsilon(b / n, steps, z, 1e-5).unwrap();
+        let total = v["rnmm_epsilon"].as_f64().unwrap() + spent;
+        assert!((total / eps - 1.0).abs() <= 1e-6, "{csv}: {total} vs {eps}");
+    }
+}
+
+#[test]
+fn a_csv_by_path_with_norms_share_steps_and_batch_is_reproducible() {
+    let dir = tmpdir();
+    // 40 rows: two features, a label and a column of per-sample norms 1..40.
+    let mut text = String::from("a,b,target,gnorm\n");
+    for i in 0..40 {
+        text.push_str(&format!("{},{},{},{}\n", i % 7, i % 5, i % 2, i + 1));
+    }
+    let csv = write(&dir, "mine.csv", &text);
+    let base = [
+        "--csv",
+        &csv,
+        "--label",
+        "target",
+        "--epsilon",
+        "3",
+        "--share",
+        "0.1",
+        "--steps",
+        "50",
+        "--batch-size",
+        "8",
+        "--norms-column",
+        "gnorm",
+        "--lo",
+        "0.5",
+        "--hi",
+        "100",
+        "--seed",
+        "7",
+        "--json",
+    ];
+    let (code, out, err) = recommend(&base);
+    assert_eq!(code, Some(0), "{err}");
+    let v = last_json(&out);
+    assert_eq!(v["norms_source"], "column gnorm");
+    assert!((v["rnmm_epsilon"].as_f64().unwrap() - 0.3).abs() < 1e-12);
+    assert!((v["dpsgd_epsilon"].as_f64().unwrap() - 2.7).abs() < 1e-12);
+    assert!((v["q"].as_f64().unwrap() - 0.2).abs() < 1e-15);
+    let z = v["noise_multiplier"].as_f64().unwrap();
+    let spent = AccountantKind::Rdp.epsilon(0.2, 50, z, 1e-5).unwrap();
+    assert!(((0.3 + spent) / 3.0 - 1.0).abs() <= 1e-6);
+    // Same seed, same answer; the same norms from a file give the same answer.
+    let (_, again, _) = recommend(&base);
+    assert_eq!(last_json(&again), v);
+    let norms: String = (1..=40).map(|i| format!("{i}\n")).collect();
+    let file = write(&dir, "norms.txt", &format!("norm\n{norms}"));
+    let mut args: Vec<&str> = base.to_vec();
+    let k = args.iter().position(|a| *a == "--norms-column").unwrap();
+    args[k] = "--norms";
+    args[k + 1] = &file;
+    let (code, out, err) = recommend(&args);
+    assert_eq!(code, Some(0), "{err}");
+    let w = last_json(&out);
+    assert_eq!(w["clip_norm"], v["clip_norm"]);
+    // With the norms 1..40, the minimum is 1: a generous budget selects near it.
+    let (_, out, _) = recommend(&[
+        "--csv",
+        &csv,
+        "--label",
+        "target",
+        "--epsilon",
+        "200",
+        "--share",
+        "0.5",
+        "--norms-column",
+        "gnorm",
+        "--lo",
+        "0.5",
+        "--hi",
+        "100",
+        "--json",
+    ]);
+    let tau = last_json(&out)["clip_norm"].as_f64().unwrap();
+    assert!((1.0..2.0).contains(&tau), "{tau}");
+}
+
+#[test]
+fn bad_input_gets_one_error_line_and_exit_code_2() {
+    let dir = tmpdir();
+    let csv = write(
+        &dir,
+        "ok.csv",
+        "a,b,target,gnorm\n1,2,0,1\n2,1,1,2\n1,1,0,3\n",
+    );
+    let frac = write(&dir, "frac.csv", "a,b,target\n1,2,0.5\n2,1,1\n1,1,0\n");
+    let short = write(&dir, "short.txt", "1\n2\n");
+    let neg = write(&dir, "neg.txt", "1\n-2\n3\n");
+    let word = write(&dir, "word.txt", "1\n2\nthree\n");
+    let wine = "data/wine.csv";
+    let with = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = ["--csv", &csv, "--label", "target"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let rows: Vec<(&str, Vec<String>, &str)> = vec![
+        (
+            "missing CSV",
+            vec![
+                "--csv".into(),
+                "no/such.csv".into(),
+                "--label".into(),
+                "target".into(),
+                "--epsilon".into(),
+                "2".into(),
+            ],
+            "no/such.csv",
+        ),
+        (
+            "unknown label",
+            vec![
+                "--csv".into(),
+                wine.into(),
+                "--label".into(),
+                "klass".into(),
+                "--epsilon".into(),
+                "2".into(),
+            ],
+            "klass",
+        ),
+        ("epsilon 0", with(&["--epsilon", "0"]), "--epsilon"),
+        ("epsilon NaN", with(&["--epsilon", "NaN"]), "--epsilon"),
+        (
+            "delta 1",
+            with(&["--epsilon", "2", "--delta", "1"]),
+            "--delta",
+        ),
+        (
+            "share 1.5",
+            with(&["--epsilon", "2", "--share", "1.5"]),
+            "--share",
+        ),
+        (
+            "budget below the default RNMM share",
+            with(&["--epsilon", "0.2"]),
+            "--share",
+        ),
+        (
+            "loss huber",
+            with(&["--epsilon", "2", "--loss", "huber"]),
+            "--loss",
+        ),
+        (
+            "batch above n",
+            with(&["--epsilon", "2", "--batch-size", "10"]),
+            "--batch-size",
+        ),
+        (
+            "zero steps",
+            with(&["--epsilon", "2", "--steps", "0", "--batch-size", "1"]),
+            "--steps",
+        ),
+        (
+            "grid of one",
+            with(&["--epsilon", "2", "--grid-size", "1"]),
+            "--grid-size",
+        ),
+        (
+            "lo above hi",
+            with(&["--epsilon", "2", "--lo", "5", "--hi", "2"]),
+            "hi",
+        ),
+        (
+            "unknown accountant",
+            with(&["--epsilon", "2", "--accountant", "moments"]),
+            "moments",
+        ),
+        (
+            "labels not classes",
+            vec![
+                "--csv".into(),
+                frac.clone(),
+                "--label".into(),
+                "target".into(),
+                "--epsilon".into(),
+                "2".into(),
+            ],
+            "label",
+        ),
+        (
+            "norms column is the label",
+            with(&[
+                "--epsilon",
+                "2",
+                "--norms-column",
+                "target",
+                "--lo",
+                "1",
+                "--hi",
+                "9",
+            ]),
+            "label column",
+        ),
+        (
+            "norms column missing",
+            with(&[
+                "--epsilon",
+                "2",
+                "--norms-column",
+                "gnrom",
+                "--lo",
+                "1",
+                "--hi",
+                "9",
+            ]),
+            "gnrom",
+        ),
+        (
+            "norms without a range",
+            with(&["--epsilon", "2", "--norms-column", "gnorm"]),
+            "--lo and --hi",
+        ),
+        (
+            "norms file too short",
+            with(&[
+                "--epsilon",
+                "2",
+                "--norms",
+                &short,
+                "--lo",
+                "1",
+                "--hi",
+                "9",
+            ]),
+            "2 values",
+        ),
+        (
+            "negative norm",
+            with(&["--epsilon", "2", "--norms", &neg, "--lo", "1", "--hi", "9"]),
+            ">= 0",
+        ),
+        (
+            "non-numeric norm",
+            with(&["--epsilon", "2", "--norms", &word, "--lo", "1", "--hi", "9"]),
+            "not a number",
+        ),
+        (
+            "both norm sources",
+            with(&[
+                "--epsilon",
+                "2",
+                "--norms",
+                &short,
+                "--norms-column",
+                "gnorm",
+            ]),
+            "--norms",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, args, needle) in &rows {
+        let a: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        let (code, _, err) = recommend(&a);
+        let lines: Vec<&str> = err.lines().collect();
+        let ok = code == Some(2)
+            && lines.len() == 1
+            && lines[0].starts_with("error:")
+            && lines[0].contains(needle)
+            && !err.contains("panicked");
+        if !ok {
+            failures.push(format!(
+                "{name}: exit {code:?}, stderr {err:?} (wanted {needle:?})"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
