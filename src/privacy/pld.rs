@@ -152,25 +152,33 @@ struct Window {
     lam_hi: f64,
 }
 
-/// ln sum_j m_j e^{lam x_j}, rounded up: terms more than 40 nats below the largest count as
-/// e^{-40} times it (an upper bound on them), which keeps Chernoff bounds valid.
-fn log_mgf(xs: impl Iterator<Item = (f64, f64)> + Clone, lam: f64) -> f64 {
+/// ln sum_j e^{ln m_j + lam x_j} over pairs (x_j, ln m_j), rounded up: terms more than 40 nats
+/// below the largest count as e^{-40} times it (an upper bound on them), which keeps Chernoff
+/// bounds valid. Zero masses (ln m = -inf) contribute nothing.
+fn log_mgf(xs: &[(f64, f64)], lam: f64) -> f64 {
     let m = xs
-        .clone()
-        .filter(|&(_, p)| p > 0.0)
-        .map(|(x, p)| p.ln() + lam * x)
+        .iter()
+        .map(|&(x, lp)| lp + lam * x)
         .fold(f64::NEG_INFINITY, f64::max);
     if m == f64::NEG_INFINITY {
         return m;
     }
     let mut s = 0.0;
-    for (x, p) in xs {
-        if p > 0.0 {
-            let a = p.ln() + lam * x - m;
+    for &(x, lp) in xs {
+        let a = lp + lam * x - m;
+        if a > f64::NEG_INFINITY {
             s += if a < -40.0 { (-40.0f64).exp() } else { a.exp() };
         }
     }
     m + s.ln()
+}
+
+/// (j, ln p_j) for j in 0..p.len(), ln 0 = -inf (negative rounding noise counts as 0 mass).
+fn log_masses(p: &[f64]) -> Vec<(f64, f64)> {
+    p.iter()
+        .enumerate()
+        .map(|(i, &v)| (i as f64, if v > 0.0 { v.ln() } else { f64::NEG_INFINITY }))
+        .collect()
 }
 
 /// Golden-section search for the minimum of f over [a, b].
@@ -219,8 +227,13 @@ impl Window {
             .sum::<f64>()
             / mass)
             .max(1e-6);
-        let exact = |lam: f64| log_mgf(p.iter().enumerate().map(|(i, &v)| (i as f64, v)), lam);
-        let approx = |lam: f64| log_mgf(proxy.iter().copied(), lam);
+        let exact_pts = log_masses(p);
+        let proxy_pts: Vec<(f64, f64)> = proxy
+            .iter()
+            .map(|&(x, m)| (x, if m > 0.0 { m.ln() } else { f64::NEG_INFINITY }))
+            .collect();
+        let exact = |lam: f64| log_mgf(&exact_pts, lam);
+        let approx = |lam: f64| log_mgf(&proxy_pts, lam);
         let ln_tail = TAIL.ln();
         // Gaussian guess for the optimal exponent, searched over e^{+-6} around it.
         let u0 = (2.0 * -ln_tail / (t * var)).sqrt().ln();
@@ -259,7 +272,8 @@ impl Window {
             self.lo.min(s_max + 1 - n)
         };
         let t = steps as f64;
-        let k = |lam: f64| log_mgf(p.iter().enumerate().map(|(i, &v)| (i as f64, v)), lam);
+        let pts = log_masses(p);
+        let k = |lam: f64| log_mgf(&pts, lam);
         // 1.001: headroom for rounding in T ln E[e^{lam J}].
         let below = if lo == 0 {
             0.0
