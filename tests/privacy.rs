@@ -618,3 +618,69 @@ fn cli_json_last_line_and_errors() {
         "{err}"
     );
 }
+
+/// Inputs at which a fixed h = 1e-4 grid would need gigabytes or overflow (issue 15): tiny z,
+/// huge T, q = 1 with many steps, tiny q, large z.
+const PLD_EXTREMES: [(f64, usize, f64); 9] = [
+    (0.02, 1000, 0.2),
+    (0.02, 1000, 0.05),
+    (0.02, 1000, 1e-5),
+    (0.01, 100_000_000, 1.0),
+    (0.5, 10_000_000, 1.0),
+    (1.0, 100_000, 0.3),
+    (1e-6, 1000, 1.0),
+    (1.0, 1, 1000.0),
+    (0.001, 1_000_000, 0.6),
+];
+
+#[test]
+fn pld_memory_bound_holds_at_extreme_inputs() {
+    // The accountant's own estimate (PldGrid::bytes, made before allocating) stays within
+    // PLD_MEMORY_BOUND for the upper and the lower bound at every extreme input, or no grid is
+    // used and epsilon reports RDP with a note. Not vacuous: z = 0.05 needs the grid coarsened.
+    let acc = PldAccountant::default();
+    for (q, t, z) in PLD_EXTREMES {
+        for (side, g) in [
+            ("upper", acc.grid(q, t, z).unwrap()),
+            ("lower", acc.grid_lower(q, t, z).unwrap()),
+        ] {
+            if let Some(g) = g {
+                assert!(
+                    g.bytes() <= PLD_MEMORY_BOUND,
+                    "{side} q={q} T={t} z={z}: {} bytes",
+                    g.bytes()
+                );
+            }
+        }
+    }
+    let coarse = acc.grid(0.02, 1000, 0.05).unwrap().unwrap();
+    assert!(coarse.discretization > acc.discretization, "{coarse:?}");
+    let p = acc.epsilon(0.02, 1000, 0.05, 1e-5).unwrap();
+    assert!(p.note.unwrap().contains("coarsened"));
+    // z = 1e-5: one-step losses ~ 1/(2 z^2) = 5e9 fit no grid; RDP, noted.
+    assert_eq!(acc.grid(0.02, 1000, 1e-5).unwrap(), None);
+    let p = acc.epsilon(0.02, 1000, 1e-5, 1e-5).unwrap();
+    let rdp = RdpAccountant::default()
+        .epsilon(0.02, 1000, 1e-5, 1e-5)
+        .unwrap();
+    assert_eq!((p.grid, p.epsilon), (None, rdp.epsilon));
+    assert!(p.note.unwrap().contains("RDP"));
+}
+
+#[test]
+fn pld_grid_estimate_is_the_grid_allocated() {
+    // PldAccountant::grid (no FFT) must predict the grid a query allocates: epsilon's grid
+    // records the FFT buffers' actual length.
+    let acc = PldAccountant::default();
+    for (q, t, z) in [
+        (0.01, 1000, 1.1),
+        (0.02, 1000, 0.2),
+        (0.5, 10, 0.3),
+        (1.0, 3, 0.7),
+        (0.01, 100_000_000, 1.0),
+    ] {
+        let est = acc.grid(q, t, z).unwrap();
+        let used = acc.epsilon(q, t, z, 1e-5).unwrap().grid;
+        assert_eq!(est, used, "q={q} T={t} z={z}");
+    }
+}

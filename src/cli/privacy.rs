@@ -116,14 +116,14 @@ pub fn run(args: &PrivacyArgs) -> Result<()> {
 
 fn epsilon(a: &EpsilonArgs) -> Result<()> {
     let kind = AccountantKind::parse(&a.accountant)?;
-    let (eps, order, error) = match kind {
+    let (eps, order, pld) = match kind {
         AccountantKind::Rdp => {
             let r = RdpAccountant::default().epsilon(a.q, a.steps, a.z, a.delta)?;
             (r.epsilon, Some(r.order), None)
         }
         AccountantKind::Pld => {
             let r = PldAccountant::default().epsilon(a.q, a.steps, a.z, a.delta)?;
-            (r.epsilon, None, Some(r.error))
+            (r.epsilon, None, Some(r))
         }
     };
     let nu = if eps.is_finite() && eps > 0.0 && a.z > 0.0 {
@@ -144,14 +144,25 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
         if let Some(ord) = order {
             o["order"] = json!(ord);
         }
-        if let Some(e) = error {
-            o["error"] = json!(e);
+        if let Some(p) = &pld {
+            // error is null (NaN) where the RDP fallback was used.
+            o["error"] = json!(p.error);
+            o["discretization"] = json!(p.grid.map(|g| g.discretization));
+            o["rdp_fallback"] = json!(p.grid.is_none());
+            o["note"] = json!(p.note);
         }
         println!("{o}");
     } else {
-        let detail = match (order, error) {
+        let detail = match (order, &pld) {
             (Some(ord), _) => format!("optimal RDP order {ord}"),
-            (_, Some(e)) => format!("PLD, discretization error estimate {e:.2e}"),
+            (_, Some(p)) => match p.grid {
+                Some(g) => format!(
+                    "PLD, discretization {}, error estimate {:.2e}",
+                    f(g.discretization),
+                    p.error
+                ),
+                None => "RDP fallback of the PLD accountant".to_string(),
+            },
             _ => String::new(),
         };
         println!(
@@ -164,6 +175,9 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
         );
         if let Some(nu) = nu {
             println!("nu_eff = {}", f(nu));
+        }
+        if let Some(note) = pld.and_then(|p| p.note) {
+            println!("note: {note}");
         }
     }
     Ok(())

@@ -1,170 +1,209 @@
-//! A small radix-2 FFT, enough for linear convolutions of probability mass functions.
+//! T-fold self-convolution of a probability mass function by real FFTs (`realfft` on `rustfft`:
+//! SIMD, mixed radix), for the PLD accountant: one forward transform, the spectrum raised to the
+//! T-th power, one inverse transform. Plans are cached per thread and reused across the
+//! directions of a query and across the queries of a calibration.
 
-use std::f64::consts::PI;
+use std::cell::RefCell;
+use std::sync::Arc;
 
-/// In-place iterative radix-2 FFT of (re, im); `inverse` uses e^{+2 pi i k/n} and divides by n.
-pub fn fft(re: &mut [f64], im: &mut [f64], inverse: bool) {
-    let n = re.len();
-    debug_assert!(n.is_power_of_two() && im.len() == n);
-    if n <= 1 {
-        return;
-    }
-    let mut j = 0usize;
-    for i in 1..n {
-        let mut bit = n >> 1;
-        while j & bit != 0 {
-            j ^= bit;
-            bit >>= 1;
+use realfft::num_complex::Complex;
+use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
+
+/// A forward and an inverse plan of one length.
+#[derive(Clone)]
+struct Plans {
+    len: usize,
+    fwd: Arc<dyn RealToComplex<f64>>,
+    inv: Arc<dyn ComplexToReal<f64>>,
+}
+
+/// Plans kept per thread: at most this many lengths, none longer than the current request, so
+/// that the cached twiddle factors stay within the PLD's memory estimate.
+const CACHED_LENGTHS: usize = 2;
+
+thread_local! {
+    static PLANS: RefCell<Vec<Plans>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The plans for length `len` (even), from the cache or new. A fresh planner per miss, so that
+/// no planner-internal cache outlives the request.
+fn plans(len: usize) -> Plans {
+    PLANS.with(|c| {
+        let mut c = c.borrow_mut();
+        c.retain(|p| p.len <= len);
+        if let Some(i) = c.iter().position(|p| p.len == len) {
+            let p = c.remove(i);
+            c.insert(0, p.clone());
+            return p;
         }
-        j |= bit;
-        if i < j {
-            re.swap(i, j);
-            im.swap(i, j);
+        let mut planner = RealFftPlanner::<f64>::new();
+        let p = Plans {
+            len,
+            fwd: planner.plan_fft_forward(len),
+            inv: planner.plan_fft_inverse(len),
+        };
+        c.truncate(CACHED_LENGTHS - 1);
+        c.insert(0, p.clone());
+        p
+    })
+}
+
+/// The smallest even length >= m whose only prime factors are 2, 3 and 5 (fast for rustfft).
+pub fn fast_len(m: usize) -> usize {
+    let m = m.max(2);
+    let mut best = m.next_power_of_two();
+    let mut p5 = 1usize;
+    while p5 < best {
+        let mut p35 = p5;
+        while p35 < best {
+            // Smallest 2^k * p35 >= m, k >= 1.
+            let mut v = 2 * p35;
+            while v < m {
+                v *= 2;
+            }
+            best = best.min(v);
+            p35 *= 3;
+        }
+        p5 *= 5;
+    }
+    best
+}
+
+/// The T-fold circular self-convolution of p (p.len() <= len): entry m of the result holds the
+/// mass of J_1 + ... + J_T = m (mod len), J_i iid ~ p. `len` must be even (see [`fast_len`]).
+/// Spectral bins whose T-th power underflows (|X|^T < 1e-300) are set to 0.
+pub fn self_convolve_circular(p: &[f64], steps: usize, len: usize) -> Vec<f64> {
+    assert!(len.is_multiple_of(2) && p.len() <= len);
+    let plans = plans(len);
+    let mut buf = vec![0.0; len];
+    buf[..p.len()].copy_from_slice(p);
+    let mut spec = plans.fwd.make_output_vec();
+    let mut scratch =
+        vec![Complex::default(); plans.fwd.get_scratch_len().max(plans.inv.get_scratch_len())];
+    plans
+        .fwd
+        .process_with_scratch(&mut buf, &mut spec, &mut scratch)
+        .expect("buffer lengths match the plan");
+    power_in_place(&mut spec, steps);
+    let scale = 1.0 / len as f64;
+    spec.iter_mut().for_each(|x| *x *= scale);
+    // Bins 0 and len/2 of a real sequence are real; T arg X = T pi leaves ~1e-11 in sin.
+    spec[0].im = 0.0;
+    let last = spec.len() - 1;
+    spec[last].im = 0.0;
+    plans
+        .inv
+        .process_with_scratch(&mut spec, &mut buf, &mut scratch)
+        .expect("buffer lengths match the plan");
+    buf
+}
+
+/// x -> x^T for every bin, by binary powering four bins at a time (vectorizable). Bins with
+/// |x|^T < 1e-300 are set to 0 first; on the others no intermediate power drops below |x|^T, so
+/// nothing becomes subnormal. Relative error about T * 2^-53, as in polar form.
+fn power_in_place(spec: &mut [Complex<f64>], steps: usize) {
+    // |x|^T < 1e-300 <=> |x|^2 < e^{-2 * 690.8 / T}.
+    let r2_min = (-2.0 * 690.8 / steps as f64).exp();
+    for x in spec.iter_mut() {
+        if x.norm_sqr() < r2_min {
+            *x = Complex::default();
         }
     }
-    // Twiddles computed directly (not by recurrence) so their error does not grow with n; level
-    // `half` keeps its factors contiguously at [half, 2 half) so the inner loop reads them in order.
-    let sign = if inverse { 1.0 } else { -1.0 };
-    let mut tw = vec![(0.0f64, 0.0f64); n];
-    for k in 0..n / 2 {
-        let a = sign * 2.0 * PI * k as f64 / n as f64;
-        tw[n / 2 + k] = (a.cos(), a.sin());
-    }
-    let mut half = n / 4;
-    while half >= 1 {
-        for k in 0..half {
-            tw[half + k] = tw[2 * half + 2 * k];
+    for c in spec.chunks_mut(4) {
+        // Bins past the end of a short last chunk are padded with 0.
+        let (mut br, mut bi) = ([0.0f64; 4], [0.0f64; 4]);
+        for (k, x) in c.iter().enumerate() {
+            (br[k], bi[k]) = (x.re, x.im);
         }
-        half /= 2;
-    }
-    let mut half = 1;
-    while half < n {
-        let w = &tw[half..2 * half];
-        for start in (0..n).step_by(2 * half) {
-            let (lo_re, hi_re) = re[start..start + 2 * half].split_at_mut(half);
-            let (lo_im, hi_im) = im[start..start + 2 * half].split_at_mut(half);
-            for k in 0..half {
-                let (cr, ci) = w[k];
-                let tr = hi_re[k] * cr - hi_im[k] * ci;
-                let ti = hi_re[k] * ci + hi_im[k] * cr;
-                hi_re[k] = lo_re[k] - tr;
-                hi_im[k] = lo_im[k] - ti;
-                lo_re[k] += tr;
-                lo_im[k] += ti;
+        let (mut ar, mut ai) = ([1.0f64; 4], [0.0f64; 4]);
+        let mut t = steps;
+        loop {
+            if t & 1 == 1 {
+                for k in 0..4 {
+                    (ar[k], ai[k]) = (ar[k] * br[k] - ai[k] * bi[k], ar[k] * bi[k] + ai[k] * br[k]);
+                }
+            }
+            t >>= 1;
+            if t == 0 {
+                break;
+            }
+            for k in 0..4 {
+                (br[k], bi[k]) = (br[k] * br[k] - bi[k] * bi[k], 2.0 * br[k] * bi[k]);
             }
         }
-        half <<= 1;
-    }
-    if inverse {
-        let s = 1.0 / n as f64;
-        re.iter_mut().for_each(|x| *x *= s);
-        im.iter_mut().for_each(|x| *x *= s);
+        for (k, x) in c.iter_mut().enumerate() {
+            *x = Complex::new(ar[k], ai[k]);
+        }
     }
 }
 
-#[cfg(test)]
-/// Linear convolution of two real sequences (length a.len() + b.len() - 1) with two FFTs:
-/// a and b are packed into one complex sequence a + i b and separated by conjugate symmetry.
-pub fn convolve(a: &[f64], b: &[f64]) -> Vec<f64> {
-    let m = a.len() + b.len() - 1;
-    let n = m.next_power_of_two();
-    let mut re = vec![0.0; n];
-    let mut im = vec![0.0; n];
-    re[..a.len()].copy_from_slice(a);
-    im[..b.len()].copy_from_slice(b);
-    fft(&mut re, &mut im, false);
-    let (mut cr, mut ci) = (vec![0.0; n], vec![0.0; n]);
-    for k in 0..n {
-        let nk = (n - k) % n;
-        // A_k = (X_k + conj X_{n-k}) / 2, B_k = (X_k - conj X_{n-k}) / (2i).
-        let (ar, ai) = (0.5 * (re[k] + re[nk]), 0.5 * (im[k] - im[nk]));
-        let (br, bi) = (0.5 * (im[k] + im[nk]), -0.5 * (re[k] - re[nk]));
-        cr[k] = ar * br - ai * bi;
-        ci[k] = ar * bi + ai * br;
-    }
-    fft(&mut cr, &mut ci, true);
-    cr.truncate(m);
-    cr
-}
-
-/// Splits the FFT X of x1 + i x2 (x1, x2 real) into the FFTs of x1 and x2 at bin k.
-#[inline]
-fn split(re: &[f64], im: &[f64], k: usize) -> ((f64, f64), (f64, f64)) {
-    let n = re.len();
-    let nk = (n - k) % n;
-    // X1_k = (X_k + conj X_{n-k}) / 2, X2_k = (X_k - conj X_{n-k}) / (2i).
-    (
-        (0.5 * (re[k] + re[nk]), 0.5 * (im[k] - im[nk])),
-        (0.5 * (im[k] + im[nk]), -0.5 * (re[k] - re[nk])),
-    )
-}
-
-/// Two linear convolutions at once, (a1 * b1, a2 * b2), with three FFTs of one common size;
-/// `b = None` squares (a1 * a1, a2 * a2) with two. The results are real, so they travel as the
-/// real and imaginary parts of one inverse FFT.
-pub fn convolve_two(a1: &[f64], a2: &[f64], b: Option<(&[f64], &[f64])>) -> (Vec<f64>, Vec<f64>) {
-    let (b1, b2) = b.unwrap_or((a1, a2));
-    let (m1, m2) = (a1.len() + b1.len() - 1, a2.len() + b2.len() - 1);
-    let n = m1.max(m2).next_power_of_two();
-    let load = |x: &[f64], y: &[f64]| {
-        let mut re = vec![0.0; n];
-        let mut im = vec![0.0; n];
-        re[..x.len()].copy_from_slice(x);
-        im[..y.len()].copy_from_slice(y);
-        fft(&mut re, &mut im, false);
-        (re, im)
-    };
-    let (ar, ai) = load(a1, a2);
-    let bs = b.map(|_| load(b1, b2));
-    let (mut zr, mut zi) = (vec![0.0; n], vec![0.0; n]);
-    for k in 0..n {
-        let (x1, x2) = split(&ar, &ai, k);
-        let (y1, y2) = match &bs {
-            Some((br, bi)) => split(br, bi, k),
-            None => (x1, x2),
-        };
-        let p1 = (x1.0 * y1.0 - x1.1 * y1.1, x1.0 * y1.1 + x1.1 * y1.0);
-        let p2 = (x2.0 * y2.0 - x2.1 * y2.1, x2.0 * y2.1 + x2.1 * y2.0);
-        // Z = P1 + i P2.
-        zr[k] = p1.0 - p2.1;
-        zi[k] = p1.1 + p2.0;
-    }
-    fft(&mut zr, &mut zi, true);
-    zr.truncate(m1);
-    zi.truncate(m2);
-    (zr, zi)
+/// Scratch length (in f64 words) the plans of length `len` need, for the memory estimate.
+pub fn scratch_words(len: usize) -> usize {
+    let p = plans(len);
+    2 * p.fwd.get_scratch_len().max(p.inv.get_scratch_len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Direct T-fold linear convolution.
+    fn direct(p: &[f64], steps: usize) -> Vec<f64> {
+        let mut acc = vec![1.0];
+        for _ in 0..steps {
+            let mut next = vec![0.0; acc.len() + p.len() - 1];
+            for (i, a) in acc.iter().enumerate() {
+                for (j, b) in p.iter().enumerate() {
+                    next[i + j] += a * b;
+                }
+            }
+            acc = next;
+        }
+        acc
+    }
+
     #[test]
-    fn convolution_matches_direct_sum() {
-        let a = [0.1, 0.2, 0.3, 0.4, 0.0, 1e-3];
-        let b = [0.5, 0.25, 0.25];
-        let c = convolve(&a, &b);
-        assert_eq!(c.len(), 8);
-        for (k, ck) in c.iter().enumerate() {
-            let direct: f64 = (0..a.len())
-                .filter(|&i| k >= i && k - i < b.len())
-                .map(|i| a[i] * b[k - i])
-                .sum();
-            assert!((ck - direct).abs() < 1e-15, "k={k}: {ck} vs {direct}");
+    fn self_convolution_matches_direct_sum() {
+        let p = [0.1, 0.2, 0.3, 0.35, 0.0, 0.05];
+        for steps in [1, 2, 5] {
+            let want = direct(&p, steps);
+            // Long enough: the linear result; too short: the circular wrap of it.
+            for len in [fast_len(want.len()), 8] {
+                let got = self_convolve_circular(&p, steps, len);
+                assert_eq!(got.len(), len);
+                for (m, g) in got.iter().enumerate() {
+                    let w: f64 = want.iter().skip(m).step_by(len).sum();
+                    assert!(
+                        (g - w).abs() < 1e-15,
+                        "T={steps} len={len} m={m}: {g} vs {w}"
+                    );
+                }
+            }
         }
-        // Paired form: (a * b, b * a) and the squares (a * a, b * b).
-        let (c1, c2) = convolve_two(&a, &b, Some((&b, &a)));
-        let (s1, s2) = convolve_two(&a, &b, None);
-        let (d1, d2) = (convolve(&a, &a), convolve(&b, &b));
-        for k in 0..c.len() {
-            assert!((c1[k] - c[k]).abs() < 1e-15 && (c2[k] - c[k]).abs() < 1e-15);
-        }
-        assert_eq!((s1.len(), s2.len()), (d1.len(), d2.len()));
-        for k in 0..d1.len() {
-            assert!((s1[k] - d1[k]).abs() < 1e-15);
-        }
-        for k in 0..d2.len() {
-            assert!((s2[k] - d2[k]).abs() < 1e-15);
+    }
+
+    #[test]
+    fn fast_lengths_are_smooth_and_minimal() {
+        assert_eq!(fast_len(1), 2);
+        assert_eq!(fast_len(7), 8);
+        assert_eq!(fast_len(11), 12);
+        assert_eq!(fast_len(31), 32);
+        assert_eq!(fast_len(33), 36);
+        for m in 2..2000 {
+            let n = fast_len(m);
+            let smooth = |mut v: usize| {
+                for f in [2, 3, 5] {
+                    while v.is_multiple_of(f) {
+                        v /= f;
+                    }
+                }
+                v == 1
+            };
+            assert!(n >= m && n.is_multiple_of(2) && smooth(n), "{m} -> {n}");
+            assert!(
+                (m..n).all(|v| !(v.is_multiple_of(2) && smooth(v))),
+                "{m} -> {n}"
+            );
         }
     }
 }

@@ -17,7 +17,7 @@ pub mod zcdp;
 
 pub use calibrate::{AccountantKind, calibrate_noise, epsilon_spent, nu_eff};
 pub use min_lipschitz::{RnmmConfig, RnmmOutput, private_min_lipschitz};
-pub use pld::{PldAccountant, PldEpsilon};
+pub use pld::{PLD_MEMORY_BOUND, PldAccountant, PldEpsilon, PldGrid};
 pub use rdp::{Conversion, RdpAccountant, RdpEpsilon};
 
 use crate::dpsgd::Calibrator;

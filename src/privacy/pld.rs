@@ -10,28 +10,59 @@
 //! (P, Q) in the sense of Zhu, Dong and Wang (2022), and dominating pairs compose. P' has atoms at
 //! losses eps_k with masses t_k (slope_k - slope_{k-1}) and mass H(t_hi) at +inf; the add
 //! direction (Q', P') has atoms at -eps_k with masses slope_k - slope_{k-1} and mass
-//! H_{1/t_lo}(Q || P) at +inf. Each direction is composed T times by FFT convolutions
-//! (binary powering); after every convolution the negligible upper tail (P-mass <= 1e-15) is
-//! moved to +inf and the lower tail is moved up to the first kept atom, both of which can only
-//! increase delta(eps) (the loss only grows under that coupling). So the reported epsilon is an
-//! upper bound on the true one, up to floating-point rounding.
+//! H_{1/t_lo}(Q || P) at +inf. The one-step P-mass <= 1e-15 in either tail is moved (upper tail
+//! to +inf, lower tail up onto the first kept atom), which can only increase delta(eps).
+//!
+//! Composition: each direction's T-fold self-convolution is one real FFT, the spectrum raised to
+//! the T-th power, and one inverse FFT, of a length N covering a window [lo, lo + N) of the summed
+//! loss chosen by Chernoff bounds from the discrete one-step PLD itself (Koskela, Jälkö and
+//! Honkela 2020; dp_accounting's `self_convolve`): outside it lies P-mass at most tau_lo below and
+//! tau_hi above (certified, computed from the exact moment generating function of the grid).
+//! The circular convolution wraps that mass into the window: mass from below lands higher
+//! (pessimistic), mass from above lands lower, which can lower delta(eps) by at most tau_hi, so
+//! tau_hi is added to the mass at +inf. So the reported epsilon is an upper bound on the true
+//! one, up to floating-point rounding.
+//!
+//! Memory: N grows like (window of the T-fold loss) / h. The accountant estimates the grid of a
+//! query before allocating it ([`PldAccountant::grid`]) and coarsens h by powers of 2 until the
+//! query fits [`PLD_MEMORY_BOUND`]; where no h <= [`PLD_MAX_DISCRETIZATION`] fits, or the one-step
+//! losses leave f64's range (z tiny), [`PldAccountant::epsilon`] reports the RDP epsilon (always
+//! a valid upper bound) with a note.
 //!
 //! Error: refining the grid from 2h to h replaces chords by shorter chords, so eps(h) <= eps(2h)
 //! and both are upper bounds; we report eps(2h) - eps(h) as the discretization error estimate.
 
-use super::fft::convolve_two;
+use super::fft::{fast_len, scratch_words, self_convolve_circular};
 use super::math::{log_add, log_sub, norm_sf};
+use super::rdp::RdpAccountant;
 use super::validate::{check_delta, check_q, check_steps, check_z};
 use crate::error::{Error, Result};
 
-/// P-mass allowed to be pushed to +inf (upper tail) or up to the first atom (lower tail) per
-/// truncation, and the privacy-profile level where the single-step grid stops.
+/// P-mass allowed to be pushed to +inf (upper tail) or up to the first atom (lower tail) by the
+/// one-step truncation, and the Chernoff bound on the T-fold loss outside the FFT window (per side).
 const TAIL: f64 = 1e-15;
+
+/// Memory one PLD query may allocate, in bytes (its grids, FFT buffers and cached FFT plans),
+/// as estimated by [`PldGrid::bytes`] before anything is allocated.
+pub const PLD_MEMORY_BOUND: f64 = 256.0 * 1024.0 * 1024.0;
+
+/// The coarsest loss-grid spacing the accountant coarsens to before it falls back to RDP.
+pub const PLD_MAX_DISCRETIZATION: f64 = 1.0;
+
+/// One-step losses must satisfy |eps| <= this so that e^eps is finite on the whole grid.
+const MAX_GRID_LOSS: f64 = 700.0;
+
+/// f64 words per point of the one-step grid while it is built (pessimistic: eps, the two profile
+/// forms, the slopes (two words), both directions' masses and their truncated copies).
+const ONE_STEP_WORDS: f64 = 9.0;
+/// f64 words per point of N for one cached pair of forward and inverse FFT plans (twiddles);
+/// measured with `/usr/bin/time -v`, see the tests of [`PldGrid::bytes`].
+const PLAN_WORDS: f64 = 3.0;
 
 /// The PLD accountant.
 #[derive(Debug, Clone, Copy)]
 pub struct PldAccountant {
-    /// Loss-grid spacing h.
+    /// Requested loss-grid spacing h (coarsened by powers of 2 where memory requires).
     pub discretization: f64,
 }
 
@@ -43,13 +74,48 @@ impl Default for PldAccountant {
     }
 }
 
-/// A PLD epsilon with its discretization error estimate.
+/// The grids one PLD query allocates, known before any of them is.
 #[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PldGrid {
+    /// Loss-grid spacing h actually used.
+    pub discretization: f64,
+    /// Points of the one-step grid as built (the longer direction), before truncation.
+    pub one_step_len: usize,
+    /// Points of the two truncated one-step PLDs kept during composition (remove + add).
+    pub kept_len: usize,
+    /// Length N of the FFT buffers, which are the composed PLDs (each direction).
+    pub fft_len: usize,
+    /// f64 words of FFT scratch.
+    pub scratch_len: usize,
+}
+
+impl PldGrid {
+    /// Peak bytes of a query on this grid: the larger of the one-step construction and the
+    /// composition (kept one-step PLDs, the first direction's result, the second's buffer and
+    /// spectrum, scratch; then both results with their suffix sums, 4 N; and all along up to two
+    /// cached plan pairs of length <= N).
+    pub fn bytes(&self) -> f64 {
+        let n = self.fft_len as f64;
+        let build = ONE_STEP_WORDS * self.one_step_len as f64;
+        let compose = (self.kept_len as f64 + 3.0 * n + 2.0 + self.scratch_len as f64).max(4.0 * n)
+            + 2.0 * PLAN_WORDS * n;
+        8.0 * build.max(compose)
+    }
+}
+
+/// A PLD epsilon with its discretization error estimate.
+#[derive(Debug, Clone, PartialEq)]
 pub struct PldEpsilon {
-    /// Upper bound on epsilon (grid h).
+    /// Upper bound on epsilon (grid h; the RDP epsilon where `grid` is None).
     pub epsilon: f64,
-    /// eps(2h) - eps(h) >= 0: how much the answer moved when the grid was halved.
+    /// eps(2h) - eps(h) >= 0: how much the answer moved when the grid was halved (NaN when the
+    /// RDP fallback was used).
     pub error: f64,
+    /// The grid used; None when no grid fitted and the RDP epsilon is reported.
+    pub grid: Option<PldGrid>,
+    /// One line for the user where the requested discretization could not be had within
+    /// [`PLD_MEMORY_BOUND`] (coarsened grid, or RDP fallback).
+    pub note: Option<String>,
 }
 
 /// A discrete loss distribution on the lattice (k0 + j) h, with mass `inf` at +inf.
@@ -60,29 +126,170 @@ struct Pmf {
     inf: f64,
     /// Optimistic (lower-bound) distribution: truncation moves mass down, never up.
     optimistic: bool,
+    /// Subtracted from delta(eps): the optimistic side's bound on mass wrapped upwards.
+    slack: f64,
+}
+
+/// A composed PLD as suffix sums, for O(1) evaluation of delta(eps): over the atoms
+/// l_j = (k0 + j) h, tail_k = sum_{j >= k} p_j and disc_k = sum_{j >= k} p_j e^{-(j - k) h},
+/// summed from the top (small terms first).
+struct Tails {
+    k0: i64,
+    inf: f64,
+    slack: f64,
+    tail: Vec<f64>,
+    disc: Vec<f64>,
+}
+
+/// Chernoff window for the T-fold sum S of J ~ p (J in 0..p.len(), p a sub-probability):
+/// P(S < lo) <= TAIL and P(S >= lo + width) <= TAIL, with the exponents (per lattice unit) that
+/// certify it.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    lo: usize,
+    width: usize,
+    lam_lo: f64,
+    lam_hi: f64,
+}
+
+/// ln sum_j e^{ln m_j + lam x_j} over pairs (x_j, ln m_j), rounded up: terms more than 40 nats
+/// below the largest count as e^{-40} times it (an upper bound on them), which keeps Chernoff
+/// bounds valid. Zero masses (ln m = -inf) contribute nothing.
+fn log_mgf(xs: &[(f64, f64)], lam: f64) -> f64 {
+    let m = xs
+        .iter()
+        .map(|&(x, lp)| lp + lam * x)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if m == f64::NEG_INFINITY {
+        return m;
+    }
+    let mut s = 0.0;
+    for &(x, lp) in xs {
+        let a = lp + lam * x - m;
+        if a > f64::NEG_INFINITY {
+            s += if a < -40.0 { (-40.0f64).exp() } else { a.exp() };
+        }
+    }
+    m + s.ln()
+}
+
+/// (j, ln p_j) for j in 0..p.len(), ln 0 = -inf (negative rounding noise counts as 0 mass).
+fn log_masses(p: &[f64]) -> Vec<(f64, f64)> {
+    p.iter()
+        .enumerate()
+        .map(|(i, &v)| (i as f64, if v > 0.0 { v.ln() } else { f64::NEG_INFINITY }))
+        .collect()
+}
+
+/// Golden-section search for the minimum of f over [a, b].
+fn golden_min(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64, iters: usize) -> f64 {
+    let r = 0.5 * (5f64.sqrt() - 1.0);
+    let (mut c, mut d) = (b - r * (b - a), a + r * (b - a));
+    let (mut fc, mut fd) = (f(c), f(d));
+    for _ in 0..iters {
+        if fc < fd {
+            (b, d, fd) = (d, c, fc);
+            c = b - r * (b - a);
+            fc = f(c);
+        } else {
+            (a, c, fc) = (c, d, fd);
+            d = a + r * (b - a);
+            fd = f(d);
+        }
+    }
+    if fc < fd { c } else { d }
+}
+
+impl Window {
+    /// The window of the T-fold sum of J ~ p. The exponents are searched on a coarsened copy of
+    /// p (at most 4096 blocks at their centres of mass) and then used with the exact moment
+    /// generating function, so the bound stays valid whatever the search finds.
+    fn chernoff(p: &[f64], steps: usize) -> Window {
+        let n = p.len();
+        let t = steps as f64;
+        let s_max = (n - 1) * steps;
+        let block = n.div_ceil(4096);
+        let proxy: Vec<(f64, f64)> = p
+            .chunks(block)
+            .enumerate()
+            .map(|(b, c)| {
+                let m: f64 = c.iter().sum();
+                let x: f64 = c.iter().enumerate().map(|(i, v)| i as f64 * v).sum::<f64>();
+                ((b * block) as f64 + if m > 0.0 { x / m } else { 0.0 }, m)
+            })
+            .collect();
+        let mass: f64 = proxy.iter().map(|v| v.1).sum();
+        let mean = proxy.iter().map(|v| v.0 * v.1).sum::<f64>() / mass;
+        let var = (p
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as f64 - mean).powi(2) * v)
+            .sum::<f64>()
+            / mass)
+            .max(1e-6);
+        let exact_pts = log_masses(p);
+        let proxy_pts: Vec<(f64, f64)> = proxy
+            .iter()
+            .map(|&(x, m)| (x, if m > 0.0 { m.ln() } else { f64::NEG_INFINITY }))
+            .collect();
+        let exact = |lam: f64| log_mgf(&exact_pts, lam);
+        let approx = |lam: f64| log_mgf(&proxy_pts, lam);
+        let ln_tail = TAIL.ln();
+        // Gaussian guess for the optimal exponent, searched over e^{+-6} around it.
+        let u0 = (2.0 * -ln_tail / (t * var)).sqrt().ln();
+        let upper = |k: &dyn Fn(f64) -> f64, lam: f64| (t * k(lam) - ln_tail) / lam;
+        let lower = |k: &dyn Fn(f64) -> f64, lam: f64| (ln_tail - t * k(-lam)) / lam;
+        let lam_hi = golden_min(|u| upper(&approx, u.exp()), u0 - 6.0, u0 + 6.0, 40).exp();
+        let lam_lo = golden_min(|u| -lower(&approx, u.exp()), u0 - 6.0, u0 + 6.0, 40).exp();
+        // P(S >= b) <= TAIL for b >= upper(lam_hi); P(S <= a) <= TAIL for a <= lower(lam_lo).
+        let b = upper(&exact, lam_hi).ceil();
+        let a = lower(&exact, lam_lo).floor();
+        let lo = if a < 0.0 {
+            0
+        } else {
+            (a as usize + 1).min(s_max)
+        };
+        let hi = if b > s_max as f64 {
+            s_max + 1
+        } else {
+            (b as usize).max(lo + 1)
+        };
+        Window {
+            lo,
+            width: hi - lo,
+            lam_lo,
+            lam_hi,
+        }
+    }
+
+    /// Placed in a buffer of length n >= width: the start of [lo, lo + n) (room added on top,
+    /// the whole range when it fits) and the certified tail masses (below, above) outside it.
+    fn place(&self, p: &[f64], steps: usize, n: usize) -> (usize, f64, f64) {
+        let s_max = (p.len() - 1) * steps;
+        let lo = if s_max < n {
+            0
+        } else {
+            self.lo.min(s_max + 1 - n)
+        };
+        let t = steps as f64;
+        let pts = log_masses(p);
+        let k = |lam: f64| log_mgf(&pts, lam);
+        // 1.001: headroom for rounding in T ln E[e^{lam J}].
+        let below = if lo == 0 {
+            0.0
+        } else {
+            1.001 * (self.lam_lo * (lo - 1) as f64 + t * k(-self.lam_lo)).exp()
+        };
+        let above = if lo + n > s_max {
+            0.0
+        } else {
+            1.001 * (t * k(self.lam_hi) - self.lam_hi * (lo + n) as f64).exp()
+        };
+        (lo, below, above)
+    }
 }
 
 impl Pmf {
-    /// The composition of (self, self2) with (other, other2) (or with themselves), both
-    /// directions sharing FFTs.
-    fn compose_two(x: (&Pmf, &Pmf), y: Option<(&Pmf, &Pmf)>) -> (Pmf, Pmf) {
-        let (p1, p2) = convolve_two(&x.0.p, &x.1.p, y.map(|(a, b)| (&a.p[..], &b.p[..])));
-        let y = y.unwrap_or(x);
-        // FFT rounding leaves entries of either sign at the ~1e-17 level; clamping them to 0 would
-        // bias delta upwards by (number of atoms) x 1e-17, so they are kept (zero-mean noise).
-        let mk = |a: &Pmf, b: &Pmf, p: Vec<f64>| {
-            let mut out = Pmf {
-                k0: a.k0 + b.k0,
-                p,
-                inf: 1.0 - (1.0 - a.inf) * (1.0 - b.inf),
-                optimistic: a.optimistic,
-            };
-            out.truncate();
-            out
-        };
-        (mk(x.0, y.0, p1), mk(x.1, y.1, p2))
-    }
-
     /// Pessimistic truncation: upper tail to +inf, lower tail up onto the first kept atom.
     /// Optimistic truncation (lower bounds): upper tail down onto the last kept atom, lower tail
     /// dropped; both can only decrease delta(eps), since delta(eps) = E_P[(1 - e^{eps - L})_+]
@@ -112,40 +319,61 @@ impl Pmf {
         self.p = p;
     }
 
-    /// (r^t, a^t) by binary powering.
-    fn pow_two(r: &Pmf, a: &Pmf, mut t: usize) -> (Pmf, Pmf) {
-        let mut base = (r.clone(), a.clone());
-        let mut acc: Option<(Pmf, Pmf)> = None;
-        loop {
-            if t & 1 == 1 {
-                acc = Some(match acc {
-                    None => base.clone(),
-                    Some(c) => Pmf::compose_two((&c.0, &c.1), Some((&base.0, &base.1))),
-                });
-            }
-            t >>= 1;
-            if t == 0 {
-                return acc.expect("t >= 1");
-            }
-            base = Pmf::compose_two((&base.0, &base.1), None);
+    /// The T-fold composition on a buffer of length n (one FFT each way): the window [lo, lo + n)
+    /// of the summed lattice offsets, with the wrapped tails accounted as described in the
+    /// module documentation.
+    fn self_compose(&self, steps: usize, n: usize, win: &Window) -> Pmf {
+        let (lo, below, above) = win.place(&self.p, steps, n);
+        let mut p = self_convolve_circular(&self.p, steps, n);
+        p.rotate_left(lo % n);
+        // 1 - (1 - inf)^T without cancellation.
+        let inf = -((steps as f64) * (-self.inf).ln_1p()).exp_m1();
+        Pmf {
+            k0: steps as i64 * self.k0 + lo as i64,
+            p,
+            inf: if self.optimistic { inf } else { inf + above },
+            optimistic: self.optimistic,
+            slack: if self.optimistic { below } else { 0.0 },
         }
     }
 
-    /// delta(eps) = sum_{l > eps} p_l (1 - e^{eps - l}) + inf.
+    /// The suffix sums of [`Tails`], computed over p in place.
+    fn into_tails(self, h: f64) -> Tails {
+        let r = (-h).exp();
+        let mut tail = self.p;
+        let mut disc = vec![0.0; tail.len()];
+        let (mut t, mut d) = (0.0, 0.0);
+        for (tj, dj) in tail.iter_mut().zip(disc.iter_mut()).rev() {
+            t += *tj;
+            d = *tj + r * d;
+            *tj = t;
+            *dj = d;
+        }
+        Tails {
+            k0: self.k0,
+            inf: self.inf,
+            slack: self.slack,
+            tail,
+            disc,
+        }
+    }
+}
+
+impl Tails {
+    /// delta(eps) = sum_{l > eps} p_l (1 - e^{eps - l}) + inf (- slack on the optimistic side),
+    /// in O(1): with s the first atom above eps, delta = tail_s - e^{eps - l_s} disc_s + ...
     fn delta(&self, eps: f64, h: f64) -> f64 {
         let start = ((eps / h).floor() as i64 + 1 - self.k0).max(0) as usize;
-        let mut s = self.inf;
-        for (j, &pj) in self.p.iter().enumerate().skip(start) {
-            let l = (self.k0 + j as i64) as f64 * h;
-            if l > eps {
-                s += pj * (-(eps - l).exp_m1());
-            }
+        let mut s = self.inf - self.slack;
+        if start < self.tail.len() {
+            let l = (self.k0 + start as i64) as f64 * h;
+            s += self.tail[start] - (eps - l).exp() * self.disc[start];
         }
         s
     }
 
     fn max_loss(&self, h: f64) -> f64 {
-        (self.k0 + self.p.len() as i64) as f64 * h
+        (self.k0 + self.tail.len() as i64) as f64 * h
     }
 }
 
@@ -184,17 +412,26 @@ fn excess_one(q: f64, z: f64, eps: f64) -> f64 {
     (c * norm_sf(-x / z) - q * norm_sf(-(x - 1.0) / z)).max(0.0)
 }
 
-/// The connect-the-dots pair for one step, as (remove PLD, add PLD).
-fn one_step(q: f64, z: f64, h: f64, steps: usize) -> Result<(Pmf, Pmf)> {
+/// Lattice range [k_lo, k_hi] of the connect-the-dots grid of one step; None where its losses
+/// leave [-MAX_GRID_LOSS, MAX_GRID_LOSS] (z tiny), where e^eps is not finite in f64.
+fn one_step_bounds(q: f64, z: f64, h: f64, steps: usize) -> Option<(i64, i64)> {
     // Upper end: the profile level past which mass goes to +inf; T times it stays <= 1e-18.
     let level = (1e-18 / steps as f64).max(1e-300);
     let mut e_hi = 0.01f64;
     while delta_one(q, z, e_hi) > level {
         e_hi *= 2.0;
-        if e_hi > 1e4 {
-            return Err(Error::Numerical(format!(
-                "privacy loss of one step (q = {q}, z = {z}) does not decay; z is too small"
-            )));
+        if e_hi > 2.0 * MAX_GRID_LOSS {
+            return None;
+        }
+    }
+    // The smallest such eps to 1e-3 relative (H is decreasing), not the power of 2 above it.
+    let mut lo = 0.5 * e_hi;
+    while e_hi - lo > 1e-3 * e_hi {
+        let mid = 0.5 * (lo + e_hi);
+        if delta_one(q, z, mid) > level {
+            lo = mid;
+        } else {
+            e_hi = mid;
         }
     }
     let k_hi = (e_hi / h).ceil() as i64;
@@ -203,12 +440,14 @@ fn one_step(q: f64, z: f64, h: f64, steps: usize) -> Result<(Pmf, Pmf)> {
     } else {
         -k_hi
     };
+    let fits = |k: i64| (k as f64 * h).abs() <= MAX_GRID_LOSS;
+    (fits(k_lo) && fits(k_hi)).then_some((k_lo, k_hi))
+}
+
+/// The connect-the-dots pair for one step on the lattice [k_lo, k_hi] of
+/// [`one_step_bounds`], as (remove PLD, add PLD).
+fn one_step(q: f64, z: f64, h: f64, (k_lo, k_hi): (i64, i64)) -> (Pmf, Pmf) {
     let n = (k_hi - k_lo + 1) as usize;
-    if n > 50_000_000 {
-        return Err(Error::param(format!(
-            "PLD grid of {n} points: discretization {h} is too fine for z = {z}"
-        )));
-    }
     let eps: Vec<f64> = (0..n).map(|i| (k_lo + i as i64) as f64 * h).collect();
     // Slope of the interpolant on [t_i, t_{i+1}]: in the "excess" form u (slope of H + 1) while
     // eps_{i+1} <= 0, in the H form for eps_{i+1} > 0, to avoid cancellation on either side.
@@ -257,16 +496,18 @@ fn one_step(q: f64, z: f64, h: f64, steps: usize) -> Result<(Pmf, Pmf)> {
         p: rem,
         inf: vals_d[n - 1],
         optimistic: false,
+        slack: 0.0,
     };
     let mut a = Pmf {
         k0: -k_hi,
         p: add,
         inf: vals_u[0] / t0,
         optimistic: false,
+        slack: 0.0,
     };
     r.truncate();
     a.truncate();
-    Ok((r, a))
+    (r, a)
 }
 
 /// P(a <= N(0, 1) < b), from whichever tail keeps the digits.
@@ -289,16 +530,40 @@ fn gauss_mass(a: f64, b: f64) -> f64 {
 /// <= the true one, so delta(eps) = E[(1 - e^{eps - L_1 - ... - L_T})_+] and the epsilon read off
 /// are lower bounds on the truth. X is kept within 10 standard deviations (mass beyond, < 1e-23,
 /// is dropped below and rounded down onto the top atom above).
-fn one_step_optimistic(q: f64, z: f64, h: f64) -> Result<(Pmf, Pmf)> {
+/// The remove-direction loss log((1 - q) + q e^{(2x - 1)/(2 z^2)}) of one step at x, increasing.
+fn loss_at(q: f64, z: f64, x: f64) -> f64 {
+    let u = (2.0 * x - 1.0) * 0.5 / z / z;
+    if q == 1.0 {
+        u
+    } else {
+        log_add((-q).ln_1p(), q.ln() + u)
+    }
+}
+
+/// X-ranges of the optimistic discretization: remove X ~ P in [-10 z, 1 + 10 z], add X ~ Q in
+/// [-10 z, 10 z].
+fn optimistic_ranges(z: f64) -> [(f64, f64); 2] {
+    [(-10.0 * z, 1.0 + 10.0 * z), (-10.0 * z, 10.0 * z)]
+}
+
+/// Lattice starts and lengths of the optimistic one-step grids, (remove, add); None where the
+/// losses leave [-MAX_GRID_LOSS, MAX_GRID_LOSS].
+fn optimistic_bounds(q: f64, z: f64, h: f64) -> Option<[(i64, usize); 2]> {
+    let grid = |lo: f64, hi: f64| {
+        let ok = lo.abs() <= MAX_GRID_LOSS && hi.abs() <= MAX_GRID_LOSS;
+        let (k_lo, k_hi) = ((lo / h).floor() as i64, (hi / h).floor() as i64);
+        ok.then_some((k_lo, (k_hi - k_lo + 1) as usize))
+    };
+    let [(x_lo, x_hi), (y_lo, y_hi)] = optimistic_ranges(z);
+    let r = grid(loss_at(q, z, x_lo), loss_at(q, z, x_hi))?;
+    let a = grid(-loss_at(q, z, y_hi), -loss_at(q, z, y_lo))?;
+    Some([r, a])
+}
+
+fn one_step_optimistic(q: f64, z: f64, h: f64, bounds: [(i64, usize); 2]) -> (Pmf, Pmf) {
     let l1q = (-q).ln_1p();
     let lq = q.ln();
-    let inv = 0.5 / z / z;
-    // Loss of the remove direction at x: log((1 - q) + q e^{(2x - 1)/(2 z^2)}), increasing.
-    let loss = |x: f64| {
-        let u = (2.0 * x - 1.0) * inv;
-        if q == 1.0 { u } else { log_add(l1q, lq + u) }
-    };
-    // Its inverse: the x with loss(x) = l (-inf below the loss's infimum log(1 - q)).
+    // The inverse of loss_at: the x with loss(x) = l (-inf below the loss's infimum log(1 - q)).
     let x_of = |l: f64| {
         let m = if q == 1.0 { l } else { log_sub(l, l1q) - lq };
         if m == f64::NEG_INFINITY {
@@ -313,19 +578,9 @@ fn one_step_optimistic(q: f64, z: f64, h: f64) -> Result<(Pmf, Pmf)> {
         (1.0 - q) * gauss_mass(a / z, b / z) + q * gauss_mass((a - 1.0) / z, (b - 1.0) / z)
     };
     let mass_q = |a: f64, b: f64| gauss_mass(a / z, b / z);
-    let grid = |lo: f64, hi: f64| -> Result<(i64, usize)> {
-        let (k_lo, k_hi) = ((lo / h).floor() as i64, (hi / h).floor() as i64);
-        let n = (k_hi - k_lo + 1) as usize;
-        if !(lo.is_finite() && hi.is_finite()) || n > 50_000_000 {
-            return Err(Error::param(format!(
-                "optimistic PLD grid of {n} points: discretization {h} is too fine for z = {z}"
-            )));
-        }
-        Ok((k_lo, n))
-    };
+    let [(x_lo, _), (_, y_hi)] = optimistic_ranges(z);
+    let [(k_lo, n), (j_lo, m)] = bounds;
     // Remove: losses in [loss(x_lo), loss(x_hi)].
-    let (x_lo, x_hi) = (-10.0 * z, 1.0 + 10.0 * z);
-    let (k_lo, n) = grid(loss(x_lo), loss(x_hi))?;
     let rem: Vec<f64> = (0..n)
         .map(|i| {
             let k = k_lo + i as i64;
@@ -344,8 +599,6 @@ fn one_step_optimistic(q: f64, z: f64, h: f64) -> Result<(Pmf, Pmf)> {
         .collect();
     // Add: the loss is -loss(x), X ~ N(0, z^2), x in [-10 z, 10 z]; the atom k holds
     // -loss(x) in [k h, (k + 1) h), i.e. x in (x_of(-(k + 1) h), x_of(-k h)].
-    let (y_lo, y_hi) = (-10.0 * z, 10.0 * z);
-    let (j_lo, m) = grid(-loss(y_hi), -loss(y_lo))?;
     let add: Vec<f64> = (0..m)
         .map(|i| {
             let k = j_lo + i as i64;
@@ -369,22 +622,23 @@ fn one_step_optimistic(q: f64, z: f64, h: f64) -> Result<(Pmf, Pmf)> {
             p,
             inf: 0.0,
             optimistic: true,
+            slack: 0.0,
         };
         out.truncate();
         out
     };
-    Ok((mk(k_lo, rem), mk(j_lo, add)))
+    (mk(k_lo, rem), mk(j_lo, add))
 }
 
 /// Smallest eps >= 0 with max(delta_rem(eps), delta_add(eps)) <= delta, by bisection.
-fn epsilon_from(r: &Pmf, a: &Pmf, h: f64, delta: f64) -> f64 {
+fn epsilon_from(r: &Tails, a: &Tails, h: f64, delta: f64) -> f64 {
     epsilon_bracket(r, a, h, delta).1
 }
 
 /// The final bisection bracket (lo, hi) of [`epsilon_from`]: delta(lo) > delta >= delta(hi), so
 /// the pair's epsilon lies in (lo, hi]; (0, 0) when delta(0) <= delta, (inf, inf) when the mass
 /// at +inf alone exceeds delta.
-fn epsilon_bracket(r: &Pmf, a: &Pmf, h: f64, delta: f64) -> (f64, f64) {
+fn epsilon_bracket(r: &Tails, a: &Tails, h: f64, delta: f64) -> (f64, f64) {
     let f = |e: f64| r.delta(e, h).max(a.delta(e, h));
     if r.inf.max(a.inf) >= delta {
         return (f64::INFINITY, f64::INFINITY);
@@ -407,6 +661,117 @@ fn epsilon_bracket(r: &Pmf, a: &Pmf, h: f64, delta: f64) -> (f64, f64) {
     (lo, hi)
 }
 
+/// What became of a query's grid at one h.
+enum Plan {
+    /// It fits the memory bound.
+    Fits(Box<Prepared>),
+    /// It needs about this many bytes.
+    TooBig(f64),
+    /// The one-step losses leave f64's exponent range at any h.
+    Unrepresentable,
+}
+
+/// A query ready to compose: its grid, the truncated one-step pair and their windows.
+struct Prepared {
+    grid: PldGrid,
+    r: Pmf,
+    a: Pmf,
+    windows: [Window; 2],
+}
+
+impl Prepared {
+    /// The grid at exactly h: the one-step pair is built only when it fits the bound, the FFT
+    /// length is then known from the Chernoff windows, and the plans (for their scratch) only
+    /// when that fits too.
+    fn at(q: f64, z: f64, steps: usize, h: f64, optimistic: bool) -> Plan {
+        let (len, bounds) = if optimistic {
+            match optimistic_bounds(q, z, h) {
+                Some(b) => (b[0].1.max(b[1].1), Err(b)),
+                None => return Plan::Unrepresentable,
+            }
+        } else {
+            match one_step_bounds(q, z, h, steps) {
+                Some(b) => ((b.1 - b.0 + 1) as usize, Ok(b)),
+                None => return Plan::Unrepresentable,
+            }
+        };
+        let build = 8.0 * ONE_STEP_WORDS * len as f64;
+        if build > PLD_MEMORY_BOUND {
+            return Plan::TooBig(build);
+        }
+        let (r, a) = match bounds {
+            Ok(b) => one_step(q, z, h, b),
+            Err(b) => one_step_optimistic(q, z, h, b),
+        };
+        let windows = [Window::chernoff(&r.p, steps), Window::chernoff(&a.p, steps)];
+        let need = (windows[0].width.max(windows[1].width)).max(r.p.len().max(a.p.len()));
+        let mut grid = PldGrid {
+            discretization: h,
+            one_step_len: len,
+            kept_len: r.p.len() + a.p.len(),
+            fft_len: fast_len(need),
+            scratch_len: 0,
+        };
+        if grid.bytes() <= PLD_MEMORY_BOUND {
+            grid.scratch_len = scratch_words(grid.fft_len);
+        }
+        if grid.bytes() > PLD_MEMORY_BOUND {
+            return Plan::TooBig(grid.bytes());
+        }
+        Plan::Fits(Box::new(Prepared {
+            grid,
+            r,
+            a,
+            windows,
+        }))
+    }
+
+    /// The finest grid h0 2^k (k >= 0) with h <= PLD_MAX_DISCRETIZATION that fits the bound;
+    /// None if there is none.
+    fn choose(q: f64, z: f64, steps: usize, h0: f64, optimistic: bool) -> Option<Prepared> {
+        let mut h = h0;
+        while h <= PLD_MAX_DISCRETIZATION.max(h0) {
+            match Prepared::at(q, z, steps, h, optimistic) {
+                Plan::Fits(p) => return Some(*p),
+                // The sizes scale like 1/h: jump to the power of 2 that should fit.
+                Plan::TooBig(b) => {
+                    h *= 2f64.powi(((b / PLD_MEMORY_BOUND).log2().ceil() as i32).max(1))
+                }
+                Plan::Unrepresentable => return None,
+            }
+        }
+        None
+    }
+
+    /// Both directions composed T times, as suffix sums; the grid records the buffer length
+    /// actually allocated.
+    fn compose(self, steps: usize) -> (Tails, Tails, PldGrid) {
+        let (n, h) = (self.grid.fft_len, self.grid.discretization);
+        let r = self.r.self_compose(steps, n, &self.windows[0]);
+        let a = self.a.self_compose(steps, n, &self.windows[1]);
+        drop((self.r, self.a));
+        assert_eq!(
+            (r.p.len(), a.p.len()),
+            (n, n),
+            "FFT buffers of the estimated length"
+        );
+        let grid = PldGrid {
+            fft_len: r.p.len(),
+            ..self.grid
+        };
+        (r.into_tails(h), a.into_tails(h), grid)
+    }
+}
+
+/// The one line shown where no grid fits.
+fn no_grid_message(q: f64, z: f64, steps: usize) -> String {
+    format!(
+        "the PLD of q = {q}, z = {z}, T = {steps} fits in {} at no discretization <= {} (or its one-step losses exceed e^{MAX_GRID_LOSS})",
+        crate::limits::fmt_bytes(PLD_MEMORY_BOUND),
+        PLD_MAX_DISCRETIZATION
+    )
+}
+
 impl PldAccountant {
     fn validate(&self) -> Result<()> {
         let h = self.discretization;
@@ -418,63 +783,112 @@ impl PldAccountant {
         Ok(())
     }
 
-    /// Epsilon upper bound at grid h only (what calibration uses).
+    fn check(&self, q: f64, steps: usize, z: f64) -> Result<()> {
+        self.validate()?;
+        check_q(q)?;
+        check_z(z)?;
+        check_steps(steps)?;
+        Ok(())
+    }
+
+    /// The grid an upper-bound query ([`PldAccountant::epsilon`], `epsilon_upper`, `delta`) at
+    /// (q, steps, z) allocates, estimated before allocating it: the requested discretization
+    /// coarsened by powers of 2 until [`PldGrid::bytes`] <= [`PLD_MEMORY_BOUND`]; None where no
+    /// grid fits (the accountant then reports RDP). Costs one one-step construction, no FFT.
+    pub fn grid(&self, q: f64, steps: usize, z: f64) -> Result<Option<PldGrid>> {
+        self.check(q, steps, z)?;
+        Ok(Prepared::choose(q, z, steps, self.discretization, false).map(|p| p.grid))
+    }
+
+    /// The grid of [`PldAccountant::epsilon_lower`], as [`PldAccountant::grid`].
+    pub fn grid_lower(&self, q: f64, steps: usize, z: f64) -> Result<Option<PldGrid>> {
+        self.check(q, steps, z)?;
+        Ok(Prepared::choose(q, z, steps, self.discretization, true).map(|p| p.grid))
+    }
+
+    /// Epsilon upper bound on the grid of [`PldAccountant::grid`] at requested h (no error
+    /// estimate; what calibration uses).
+    fn upper_at(&self, q: f64, steps: usize, z: f64, delta: f64, h: f64) -> Option<(f64, PldGrid)> {
+        let (r, a, grid) = Prepared::choose(q, z, steps, h, false)?.compose(steps);
+        Some((epsilon_from(&r, &a, grid.discretization, delta), grid))
+    }
+
+    /// Epsilon upper bound (no error estimate; what calibration uses); the RDP epsilon, also an
+    /// upper bound, where no grid fits (see [`PldAccountant::epsilon`]).
     pub fn epsilon_upper(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
-        self.validate()?;
-        check_q(q)?;
-        check_z(z)?;
-        check_steps(steps)?;
+        self.check(q, steps, z)?;
         check_delta(delta)?;
-        self.eps_at(q, steps, z, delta, self.discretization)
-    }
-
-    fn eps_at(&self, q: f64, steps: usize, z: f64, delta: f64, h: f64) -> Result<f64> {
-        let (r1, a1) = one_step(q, z, h, steps)?;
-        let (r, a) = Pmf::pow_two(&r1, &a1, steps);
-        Ok(epsilon_from(&r, &a, h, delta))
-    }
-
-    /// A lower bound on the true epsilon at grid h: the optimistic PLD (every privacy loss
-    /// rounded down to the grid), the counterpart of [`PldAccountant::epsilon_upper`]. The true
-    /// epsilon lies in [epsilon_lower, epsilon_upper].
-    pub fn epsilon_lower(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
-        self.validate()?;
-        check_q(q)?;
-        check_z(z)?;
-        check_steps(steps)?;
-        check_delta(delta)?;
-        let h = self.discretization;
-        let (r1, a1) = one_step_optimistic(q, z, h)?;
-        let (r, a) = Pmf::pow_two(&r1, &a1, steps);
-        // The lower end of the bisection bracket is the side that keeps this a lower bound.
-        Ok(epsilon_bracket(&r, &a, h, delta).0)
-    }
-
-    /// Epsilon (upper bound) and its discretization error estimate eps(2h) - eps(h).
-    pub fn epsilon(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<PldEpsilon> {
-        let e = self.epsilon_upper(q, steps, z, delta)?;
-        if !e.is_finite() {
-            return Ok(PldEpsilon {
-                epsilon: e,
-                error: 0.0,
-            });
+        match self.upper_at(q, steps, z, delta, self.discretization) {
+            Some((e, _)) => Ok(e),
+            None => Ok(RdpAccountant::default()
+                .epsilon(q, steps, z, delta)?
+                .epsilon),
         }
-        let coarse = self.eps_at(q, steps, z, delta, 2.0 * self.discretization)?;
+    }
+
+    /// A lower bound on the true epsilon: the optimistic PLD (every privacy loss rounded down to
+    /// the grid), the counterpart of [`PldAccountant::epsilon_upper`], on a grid coarsened like
+    /// it. The true epsilon lies in [epsilon_lower, epsilon_upper]. An error where no grid fits.
+    pub fn epsilon_lower(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
+        self.check(q, steps, z)?;
+        check_delta(delta)?;
+        let p = Prepared::choose(q, z, steps, self.discretization, true)
+            .ok_or_else(|| Error::param(no_grid_message(q, z, steps)))?;
+        let (r, a, grid) = p.compose(steps);
+        // The lower end of the bisection bracket is the side that keeps this a lower bound.
+        Ok(epsilon_bracket(&r, &a, grid.discretization, delta).0)
+    }
+
+    /// Epsilon (upper bound) and its discretization error estimate eps(2h) - eps(h), h the grid
+    /// used. Where the requested grid does not fit [`PLD_MEMORY_BOUND`] the note says which was
+    /// used; where none fits, the RDP epsilon is reported with a note.
+    pub fn epsilon(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<PldEpsilon> {
+        self.check(q, steps, z)?;
+        check_delta(delta)?;
+        let Some((e, grid)) = self.upper_at(q, steps, z, delta, self.discretization) else {
+            let rdp = RdpAccountant::default().epsilon(q, steps, z, delta)?;
+            return Ok(PldEpsilon {
+                epsilon: rdp.epsilon,
+                error: f64::NAN,
+                grid: None,
+                note: Some(format!(
+                    "{}; reporting the RDP epsilon, a valid upper bound",
+                    no_grid_message(q, z, steps)
+                )),
+            });
+        };
+        let h = grid.discretization;
+        let note = (h > self.discretization).then(|| {
+            format!(
+                "PLD discretization coarsened from {} to {h} to stay within {}",
+                self.discretization,
+                crate::limits::fmt_bytes(PLD_MEMORY_BOUND)
+            )
+        });
+        let error = if !e.is_finite() {
+            0.0
+        } else {
+            match self.upper_at(q, steps, z, delta, 2.0 * h) {
+                Some((coarse, _)) => (coarse - e).max(0.0),
+                None => f64::NAN,
+            }
+        };
         Ok(PldEpsilon {
             epsilon: e,
-            error: (coarse - e).max(0.0),
+            error,
+            grid: Some(grid),
+            note,
         })
     }
 
-    /// delta(eps) after `steps` steps (upper bound), max over add and remove.
+    /// delta(eps) after `steps` steps (upper bound), max over add and remove; an error where no
+    /// grid fits.
     pub fn delta(&self, q: f64, steps: usize, z: f64, eps: f64) -> Result<f64> {
-        self.validate()?;
-        check_q(q)?;
-        check_z(z)?;
-        check_steps(steps)?;
-        let h = self.discretization;
-        let (r1, a1) = one_step(q, z, h, steps)?;
-        let (r, a) = Pmf::pow_two(&r1, &a1, steps);
+        self.check(q, steps, z)?;
+        let p = Prepared::choose(q, z, steps, self.discretization, false)
+            .ok_or_else(|| Error::param(no_grid_message(q, z, steps)))?;
+        let (r, a, grid) = p.compose(steps);
+        let h = grid.discretization;
         Ok(r.delta(eps, h).max(a.delta(eps, h)).min(1.0))
     }
 }
@@ -489,7 +903,7 @@ mod tests {
         // to 1 (the interpolant's slope runs from -(1 - u_0/t_0) to 0). 1e-9 covers the
         // truncated 1e-15 tails and rounding of ~1e5 terms.
         for &(q, z) in &[(0.01, 1.1), (1.0, 2.0), (0.3, 0.7)] {
-            let (r, a) = one_step(q, z, 1e-3, 1).unwrap();
+            let (r, a) = one_step(q, z, 1e-3, one_step_bounds(q, z, 1e-3, 1).unwrap());
             let sr: f64 = r.p.iter().sum::<f64>() + r.inf;
             let sa: f64 = a.p.iter().sum::<f64>() + a.inf;
             assert!((sr - 1.0).abs() < 1e-9, "q={q} z={z}: remove mass {sr}");
@@ -502,11 +916,11 @@ mod tests {
         // The discretized pair's delta(eps) must be >= the exact H(e^eps) at and between grid
         // points (chords above a convex function); the slack 1e-13 is rounding only.
         let (q, z, h) = (0.05, 0.9, 1e-2);
-        let (r, _) = one_step(q, z, h, 1).unwrap();
+        let (r, _) = one_step(q, z, h, one_step_bounds(q, z, h, 1).unwrap());
         for k in 0..400 {
             let e = k as f64 * 0.0137;
             let exact = delta_one(q, z, e);
-            let disc = r.delta(e, h);
+            let disc = r.clone().into_tails(h).delta(e, h);
             assert!(disc >= exact - 1e-13, "eps={e}: {disc} < {exact}");
         }
     }
