@@ -8,6 +8,7 @@ pub mod huber;
 pub mod logistic;
 pub mod robust;
 pub mod sharp;
+mod softmax_onepass;
 pub mod tanh_net;
 
 use serde::{Deserialize, Serialize};
@@ -17,7 +18,7 @@ use crate::error::{Error, Result};
 
 pub use appendix_l::AppendixLLoss;
 pub use huber::HuberLoss;
-pub use logistic::SoftmaxLoss;
+pub use logistic::{SoftmaxKernel, SoftmaxLoss};
 pub use robust::RobustLoss;
 pub use sharp::SharpLoss;
 pub use tanh_net::TanhNet;
