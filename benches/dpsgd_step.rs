@@ -11,7 +11,8 @@ use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::{
     DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper,
 };
-use dpsgd_lab::loss::{Loss, SoftmaxLoss};
+use dpsgd_lab::linalg::{Mat, gemm};
+use dpsgd_lab::loss::{Loss, SoftmaxKernel, SoftmaxLoss};
 use dpsgd_lab::rng::{Purpose, stream};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
@@ -29,6 +30,107 @@ fn data(n: usize, d: usize, m: usize) -> Dataset {
     Dataset::new(x, y, d).unwrap()
 }
 
+/// The stepper of one benchmark shape, warmed so that the timed loop never allocates.
+fn bench_one(
+    group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>,
+    label: &str,
+    data: &Dataset,
+    loss: &SoftmaxLoss,
+    b: f64,
+) {
+    let alg = DpSgd::new(
+        DpSgdConfig {
+            steps: 1,
+            batch_size: b,
+            learning_rate: StepSchedule::Constant(0.5),
+            clip_norm: StepSchedule::Constant(1.0),
+            noise: NoiseSpec::Multiplier { z: 1.0 },
+            projection: Projection::None,
+            output: OutputRule::LastIterate,
+            init: Init::Zeros,
+        },
+        data.n,
+        None,
+    )
+    .unwrap();
+    let mut w = vec![0.0; loss.param_dim()];
+    let mut stepper = Stepper::new(
+        &alg,
+        loss,
+        data,
+        stream(1, 0, Purpose::Sampling),
+        stream(1, 0, Purpose::Noise),
+    );
+    for _ in 0..20 {
+        stepper.step(loss, data, 0, &mut w);
+    }
+    group.throughput(Throughput::Elements(b as u64));
+    group.bench_function(label, |bch| {
+        bch.iter(|| stepper.step(loss, data, 0, &mut w));
+    });
+}
+
+/// The one-pass kernel against the two-GEMM path, both forced, at b = 500: over d at m = 10,
+/// and over m at d = 784 (the measured crossover behind `loss::logistic::onepass_wins`).
+fn bench_crossover(c: &mut Criterion) {
+    let mut group = c.benchmark_group("softmax_kernel_crossover");
+    for (n, d, m) in [
+        (20_000, 64, 10),
+        (20_000, 256, 10),
+        (60_000, 784, 10),
+        (60_000, 784, 16),
+    ] {
+        let data = data(n, d, m);
+        for (name, kernel) in [
+            ("gemm", SoftmaxKernel::Gemm),
+            ("onepass", SoftmaxKernel::OnePass),
+        ] {
+            let loss = SoftmaxLoss::new(d, m).with_kernel(kernel);
+            bench_one(
+                &mut group,
+                &format!("{name}_d{d}_m{m}"),
+                &data,
+                &loss,
+                500.0,
+            );
+        }
+    }
+    group.finish();
+}
+
+/// The machine's float64 matrix-product peak with the same `matrixmultiply::dgemm` the step
+/// uses (through `linalg::gemm`): C = A B for square N = 1024, one thread, and two such
+/// products at once on two threads (the step's two halves run that way). Throughput is in
+/// flops (2 N^3 per product); size b's step does 4 b (d + 1) m flops.
+fn bench_gemm_peak(c: &mut Criterion) {
+    let n = 1024;
+    let a: Vec<f64> = (0..n * n)
+        .map(|i| ((i * 7919) % 1000) as f64 / 1000.0)
+        .collect();
+    let b: Vec<f64> = (0..n * n)
+        .map(|i| ((i * 104_729) % 1000) as f64 / 1000.0)
+        .collect();
+    let mut c0 = vec![0.0; n * n];
+    let mut c1 = vec![0.0; n * n];
+    let mut group = c.benchmark_group("gemm_peak_f64");
+    group.sample_size(10);
+    let flops = 2 * n * n * n;
+    group.throughput(Throughput::Elements(flops as u64));
+    group.bench_function("dgemm_1024_1thread", |bch| {
+        bch.iter(|| gemm(1.0, Mat::rm(&a, n, n), Mat::rm(&b, n, n), 0.0, &mut c0, n));
+    });
+    group.throughput(Throughput::Elements(2 * flops as u64));
+    group.bench_function("dgemm_1024_x2_2threads", |bch| {
+        bch.iter(|| {
+            rayon::join(
+                || gemm(1.0, Mat::rm(&a, n, n), Mat::rm(&b, n, n), 0.0, &mut c0, n),
+                || gemm(1.0, Mat::rm(&a, n, n), Mat::rm(&b, n, n), 0.0, &mut c1, n),
+            )
+        });
+    });
+    group.finish();
+}
+
 fn bench_steps(c: &mut Criterion) {
     // (label, n, d, m, b) as in shared/bench/README.md
     let sizes = [
@@ -39,38 +141,7 @@ fn bench_steps(c: &mut Criterion) {
     let mut group = c.benchmark_group("dpsgd_step_logistic_f64");
     for (label, n, d, m, b) in sizes {
         let data = data(n, d, m);
-        let loss = SoftmaxLoss::new(d, m);
-        let alg = DpSgd::new(
-            DpSgdConfig {
-                steps: 1,
-                batch_size: b,
-                learning_rate: StepSchedule::Constant(0.5),
-                clip_norm: StepSchedule::Constant(1.0),
-                noise: NoiseSpec::Multiplier { z: 1.0 },
-                projection: Projection::None,
-                output: OutputRule::LastIterate,
-                init: Init::Zeros,
-            },
-            n,
-            None,
-        )
-        .unwrap();
-        let mut w = vec![0.0; loss.param_dim()];
-        let mut stepper = Stepper::new(
-            &alg,
-            &loss,
-            &data,
-            stream(1, 0, Purpose::Sampling),
-            stream(1, 0, Purpose::Noise),
-        );
-        // warm the buffers so the timed loop never allocates
-        for _ in 0..20 {
-            stepper.step(&loss, &data, 0, &mut w);
-        }
-        group.throughput(Throughput::Elements(b as u64));
-        group.bench_function(label, |bch| {
-            bch.iter(|| stepper.step(&loss, &data, 0, &mut w));
-        });
+        bench_one(&mut group, label, &data, &SoftmaxLoss::new(d, m), b);
     }
     group.finish();
 }
@@ -78,6 +149,6 @@ fn bench_steps(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(4));
-    targets = bench_steps
+    targets = bench_steps, bench_gemm_peak, bench_crossover
 }
 criterion_main!(benches);

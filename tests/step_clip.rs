@@ -5,8 +5,10 @@ use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::{
     DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper,
 };
-use dpsgd_lab::loss::{HuberLoss, Loss, SoftmaxLoss, norm2};
+use dpsgd_lab::loss::{HuberLoss, Loss, Scratch, SoftmaxKernel, SoftmaxLoss, norm2};
 use dpsgd_lab::rng::{Purpose, stream};
+use rand::RngExt;
+use rand_distr::{Distribution, StandardNormal};
 
 #[test]
 fn a_gradient_larger_than_tau_is_clipped_in_the_step() {
@@ -16,6 +18,9 @@ fn a_gradient_larger_than_tau_is_clipped_in_the_step() {
     let (tau, eta) = (0.5, 1.0);
     let losses: Vec<Box<dyn Loss>> = vec![
         Box::new(SoftmaxLoss::new(2, 2)),
+        // m = 5 > 4 classes: the two-GEMM path and the one-pass kernel.
+        Box::new(SoftmaxLoss::new(2, 5).with_kernel(SoftmaxKernel::Gemm)),
+        Box::new(SoftmaxLoss::new(2, 5).with_kernel(SoftmaxKernel::OnePass)),
         Box::new(HuberLoss::new(2, 1.0).unwrap()),
     ];
     for loss in losses {
@@ -59,4 +64,125 @@ fn a_gradient_larger_than_tau_is_clipped_in_the_step() {
             eta * tau
         );
     }
+}
+
+/// Gaussian data (x ~ N(0, s^2 I), with s varying by row so that some gradients are clipped and
+/// some are not), labels uniform in 0..m, and a random W.
+fn random_problem(n: usize, d: usize, m: usize, seed: u64) -> (Dataset, Vec<f64>) {
+    let mut rng = stream(seed, 0, Purpose::Data);
+    let mut x = Vec::with_capacity(n * d);
+    for i in 0..n {
+        let s = 0.02 + (i % 7) as f64 * 0.3 / (d as f64).sqrt();
+        for _ in 0..d {
+            let z: f64 = StandardNormal.sample(&mut rng);
+            x.push(s * z);
+        }
+    }
+    let y: Vec<f64> = (0..n).map(|_| rng.random_range(0..m) as f64).collect();
+    let w: Vec<f64> = (0..m * (d + 1))
+        .map(|_| {
+            let z: f64 = StandardNormal.sample(&mut rng);
+            0.5 * z
+        })
+        .collect();
+    (Dataset::new(x, y, d).unwrap(), w)
+}
+
+#[test]
+fn onepass_kernel_matches_the_two_gemm_path() {
+    // (d, m, |batch|): m over all four vector widths (5..=16), d not a multiple of 4, batch
+    // sizes that leave a remainder after the row blocks, and shapes on both sides of the
+    // two-half split (m (d + 1) >= 4096), including size c of the speed benchmark.
+    let shapes = [
+        (7, 5, 13),
+        (1, 6, 5),
+        (33, 16, 9),
+        (40, 9, 1),
+        (300, 10, 37),
+        (257, 13, 64),
+        (784, 10, 501),
+    ];
+    let mut clipped_some = false;
+    for (k, &(d, m, bsz)) in shapes.iter().enumerate() {
+        let n = bsz + 11;
+        let (data, w) = random_problem(n, d, m, 40 + k as u64);
+        // every other sample, out of order (the kernel reads rows where they lie)
+        let mut batch: Vec<usize> = (0..n).step_by(2).chain((1..n).step_by(2)).collect();
+        batch.truncate(bsz);
+        let gemm = SoftmaxLoss::new(d, m).with_kernel(SoftmaxKernel::Gemm);
+        let one = SoftmaxLoss::new(d, m).with_kernel(SoftmaxKernel::OnePass);
+        assert!(!gemm.uses_onepass());
+        if !one.uses_onepass() {
+            eprintln!("skipped: this machine has no AVX2/FMA, so the one-pass kernel never runs");
+            return;
+        }
+        let p = gemm.param_dim();
+        // tau near the median per-sample norm, so both clipped and unclipped samples occur
+        let mut norms: Vec<f64> = batch
+            .iter()
+            .map(|&i| {
+                let mut g = vec![0.0; p];
+                gemm.grad(&w, data.row(i), data.y[i], &mut g);
+                norm2(&g)
+            })
+            .collect();
+        norms.sort_by(f64::total_cmp);
+        let tau = norms[norms.len() / 2] * 1.0001;
+        let (mut a, mut b) = (vec![0.0; p], vec![f64::NAN; p]);
+        let sa = gemm.clipped_grad_sum(&w, &data, &batch, tau, &mut a, &mut Scratch::default());
+        let sb = one.clipped_grad_sum(&w, &data, &batch, tau, &mut b, &mut Scratch::default());
+        assert_eq!(sa, sb, "d {d} m {m}: clip counts");
+        clipped_some |= sb.clipped > 0 && sb.clipped < sb.count;
+        // Two summation orders of at most 501 terms of norm <= tau: rounding is about
+        // 501 * 2^-53 tau ~ 6e-14 tau per entry, far inside 1e-12 relative to ||sum||.
+        let diff: Vec<f64> = a.iter().zip(&b).map(|(u, v)| u - v).collect();
+        let rel = norm2(&diff) / norm2(&a);
+        assert!(
+            rel <= 1e-12,
+            "d {d} m {m} b {bsz}: relative difference {rel:e}"
+        );
+        // and both agree with the per-sample definition, Eq. (2), one gradient at a time
+        let mut r = vec![0.0; p];
+        let mut g = vec![0.0; p];
+        for &i in &batch {
+            gemm.grad(&w, data.row(i), data.y[i], &mut g);
+            let c = (tau / norm2(&g)).min(1.0);
+            r.iter_mut().zip(&g).for_each(|(ri, gi)| *ri += c * gi);
+        }
+        let diff: Vec<f64> = r.iter().zip(&b).map(|(u, v)| u - v).collect();
+        let rel = norm2(&diff) / norm2(&r);
+        assert!(rel <= 1e-12, "d {d} m {m}: vs Eq. (2) per sample: {rel:e}");
+    }
+    assert!(
+        clipped_some,
+        "the shapes must clip some samples and not others"
+    );
+}
+
+#[test]
+fn onepass_kernel_clips_a_large_gradient_to_tau() {
+    // One sample with ||x|| = 100 sqrt(150) ~ 1225 in 300 dimensions and 10 classes (the auto rule picks the
+    // one-pass kernel here): its clipped gradient has norm exactly tau, in direction -grad.
+    let d = 300;
+    let x: Vec<f64> = (0..d)
+        .map(|k| if k % 2 == 0 { 80.0 } else { -60.0 })
+        .collect();
+    let data = Dataset::new(x, vec![3.0], d).unwrap();
+    let loss = SoftmaxLoss::new(d, 10);
+    if !loss.uses_onepass() {
+        eprintln!("skipped: no AVX2/FMA");
+        return;
+    }
+    let p = loss.param_dim();
+    let w: Vec<f64> = (0..p).map(|j| ((j * 37) % 11) as f64 * 1e-3).collect();
+    let mut g = vec![0.0; p];
+    loss.grad(&w, data.row(0), 3.0, &mut g);
+    let tau = 0.5;
+    assert!(norm2(&g) > 100.0 * tau);
+    let mut out = vec![0.0; p];
+    let st = loss.clipped_grad_sum(&w, &data, &[0], tau, &mut out, &mut Scratch::default());
+    assert_eq!((st.count, st.clipped), (1, 1));
+    assert!((norm2(&out) - tau).abs() <= 1e-12 * tau, "{}", norm2(&out));
+    let cos = out.iter().zip(&g).map(|(a, b)| a * b).sum::<f64>() / (norm2(&out) * norm2(&g));
+    assert!((cos - 1.0).abs() <= 1e-12, "direction: cos {cos}");
 }

@@ -4,7 +4,10 @@
 //! A subgradient is -x + 2 ||x|| w/||w|| 1{||w|| > 1}, of norm at most 3 ||x|| (Eq. 100).
 
 use super::check_dim;
-use super::{ClipStats, LipschitzForm, Loss, Scratch, axpy, clip_factor, dot, norm2};
+use super::{
+    ClipStats, LipschitzForm, Loss, Scratch, axpy, by_dim, clip_factor, dot, fixed, fixed_mut,
+    norm2,
+};
 use crate::dataset::Dataset;
 use crate::error::Result;
 
@@ -40,6 +43,10 @@ impl Loss for AppendixLLoss {
     fn value(&self, w: &[f64], x: &[f64], _y: f64) -> f64 {
         -dot(w, x) + 2.0 * norm2(x) * (norm2(w) - 1.0).max(0.0)
     }
+    /// Eq. (97) summed in index order, with ||w|| computed once instead of once per sample.
+    fn sum_values(&self, w: &[f64], data: &Dataset) -> f64 {
+        by_dim!(data.d, appendix_l_sum_values(w, data))
+    }
     fn grad(&self, w: &[f64], x: &[f64], _y: f64, out: &mut [f64]) {
         let nw = norm2(w);
         let s = if nw > 1.0 { 2.0 * norm2(x) / nw } else { 0.0 };
@@ -61,33 +68,88 @@ impl Loss for AppendixLLoss {
         out: &mut [f64],
         _scratch: &mut Scratch,
     ) -> ClipStats {
-        out.fill(0.0);
-        let nw = norm2(w);
-        let outside = nw > 1.0;
-        let mut stats = ClipStats {
-            clipped: 0,
-            count: batch.len(),
+        by_dim!(data.d, appendix_l_sum(w, data, batch, tau, out))
+    }
+}
+
+/// The Appendix L clipped sum with d = D known at compile time (D = 0: read at run time); see
+/// [`by_dim`].
+#[inline]
+fn appendix_l_sum<const D: usize>(
+    w: &[f64],
+    data: &Dataset,
+    batch: &[usize],
+    tau: f64,
+    out: &mut [f64],
+) -> ClipStats {
+    let (w, out) = (fixed::<D>(w), fixed_mut::<D>(out));
+    out.fill(0.0);
+    let nw = norm2(w);
+    let outside = nw > 1.0;
+    let mut stats = ClipStats {
+        clipped: 0,
+        count: batch.len(),
+    };
+    let mut total = 0.0;
+    for &i in batch {
+        let x = fixed::<D>(data.row(i));
+        let nx2 = dot(x, x);
+        let (s, xu) = if outside {
+            (2.0 * nx2.sqrt(), dot(x, w) / nw)
+        } else {
+            (0.0, 0.0)
         };
-        let mut total = 0.0;
-        for &i in batch {
-            let x = data.row(i);
-            let nx2 = dot(x, x);
-            let (s, xu) = if outside {
-                (2.0 * nx2.sqrt(), dot(x, w) / nw)
-            } else {
-                (0.0, 0.0)
-            };
-            let norm = (nx2 - 2.0 * s * xu + s * s).max(0.0).sqrt();
-            let c = clip_factor(norm, tau);
-            if c < 1.0 {
-                stats.clipped += 1;
+        let norm = (nx2 - 2.0 * s * xu + s * s).max(0.0).sqrt();
+        let c = clip_factor(norm, tau);
+        if c < 1.0 {
+            stats.clipped += 1;
+        }
+        axpy(-c, x, out);
+        total += c * s;
+    }
+    if outside {
+        axpy(total / nw, w, out);
+    }
+    stats
+}
+
+/// [`Loss::sum_values`] of the Appendix L loss with d = D known at compile time: the same
+/// arithmetic as [`Loss::value`], term by term.
+#[inline]
+fn appendix_l_sum_values<const D: usize>(w: &[f64], data: &Dataset) -> f64 {
+    let w = fixed::<D>(w);
+    let excess = (norm2(w) - 1.0).max(0.0);
+    (0..data.n)
+        .map(|i| {
+            let x = fixed::<D>(data.row(i));
+            -dot(w, x) + 2.0 * norm2(x) * excess
+        })
+        .sum::<f64>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sum_values_equals_the_per_sample_loop_bit_for_bit() {
+        for d in [3, 32, 33] {
+            let n = 50;
+            let x: Vec<f64> = (0..n * d)
+                .map(|i| ((i * 7919) % 101) as f64 / 50.0 - 1.0)
+                .collect();
+            let data = Dataset::new(x, vec![0.0; n], d).unwrap();
+            let loss = AppendixLLoss::new(d);
+            // inside and outside the unit ball (the penalty term on and off)
+            for scale in [0.01, 0.3, 2.0] {
+                let w: Vec<f64> = (0..d).map(|k| scale * ((k % 5) as f64 - 2.0)).collect();
+                let looped: f64 = (0..n).map(|i| loss.value(&w, data.row(i), 0.0)).sum();
+                assert_eq!(
+                    loss.sum_values(&w, &data).to_bits(),
+                    looped.to_bits(),
+                    "d {d}"
+                );
             }
-            axpy(-c, x, out);
-            total += c * s;
         }
-        if outside {
-            axpy(total / nw, w, out);
-        }
-        stats
     }
 }

@@ -1,7 +1,7 @@
 //! Shared fast path for linear models l(w, x, y) = phi(<w, x>, y), whose gradient is
 //! phi'(<w, x>, y) x, so ||grad|| = |phi'| ||x|| factors ("ghost norms").
 
-use super::{ClipStats, axpy, clip_factor, dot};
+use super::{ClipStats, axpy, by_dim, clip_factor, dot, fixed, fixed_mut};
 use crate::dataset::Dataset;
 
 /// out = sum_{i in batch} clip(phi'(<w, x_i>, y_i) x_i, tau), with `dphi(z, y)` = phi'.
@@ -13,13 +13,27 @@ pub(crate) fn linear_clipped_sum(
     out: &mut [f64],
     dphi: impl Fn(f64, f64) -> f64,
 ) -> ClipStats {
+    by_dim!(data.d, sum_d(w, data, batch, tau, out, &dphi))
+}
+
+/// [`linear_clipped_sum`] with d = D known at compile time (D = 0: read at run time).
+#[inline]
+fn sum_d<const D: usize>(
+    w: &[f64],
+    data: &Dataset,
+    batch: &[usize],
+    tau: f64,
+    out: &mut [f64],
+    dphi: &impl Fn(f64, f64) -> f64,
+) -> ClipStats {
+    let (w, out) = (fixed::<D>(w), fixed_mut::<D>(out));
     out.fill(0.0);
     let mut stats = ClipStats {
         clipped: 0,
         count: batch.len(),
     };
     for &i in batch {
-        let x = data.row(i);
+        let x = fixed::<D>(data.row(i));
         let s = dphi(dot(w, x), data.y[i]);
         let c = clip_factor(s.abs() * dot(x, x).sqrt(), tau);
         if c < 1.0 {

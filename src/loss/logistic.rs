@@ -1,6 +1,7 @@
 //! Multinomial logistic regression (softmax cross-entropy) with a 1 appended to x for the bias.
 //! Appendix D: ||grad l|| = sqrt(sum_{j != y} p_j^2 + (1 - p_y)^2) ||x~|| <= sqrt(2) ||x~||.
 
+use super::softmax_onepass;
 use super::{
     ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch, buf, check_dim, dot, gather_with_bias,
 };
@@ -14,12 +15,71 @@ use crate::linalg::{Mat, gemm};
 pub struct SoftmaxLoss {
     d: usize,
     m: usize,
+    kernel: SoftmaxKernel,
 }
+
+/// Which kernel computes the clipped sum for m > 4 classes (m <= 4 always takes the direct
+/// kernel). All compute the same sum (Eq. 2 with Eq. 8's ghost norms); they differ in speed and
+/// in floating-point summation order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SoftmaxKernel {
+    /// By shape: [`SoftmaxKernel::OnePass`] when [`onepass_wins`] says so and the machine has
+    /// AVX2 and FMA, else [`SoftmaxKernel::Gemm`].
+    #[default]
+    Auto,
+    /// Gather the batch, then two matrix products.
+    Gemm,
+    /// One pass over each sampled row (falls back to `Gemm` without AVX2/FMA or for m > 16).
+    OnePass,
+}
+
+/// The shape rule of [`SoftmaxKernel::Auto`]: the one-pass kernel for 5 <= m <= 16 classes and
+/// d >= [`ONEPASS_MIN_D`] features, the two-GEMM path otherwise.
+///
+/// Why: per feature and row the one-pass kernel does ceil(m/4) 4-lane FMAs twice (logits and
+/// update) with the model held in L1/L2, while the GEMM path pays a copy of the row and two
+/// thin products whose packing overhead grows as m shrinks. For m = 10 (the speed benchmark's
+/// size c, d = 784) the one-pass kernel is faster; for m = 100 (size b) the GEMM path runs near
+/// the machine's peak and wins. Below d = 256 (e.g. the digits clip-norm study, d = 64) the gain
+/// is small and the GEMM path is kept, so its committed results do not change. The crossover
+/// is measured by `cargo bench --bench dpsgd_step` (group `softmax_kernel_crossover`).
+pub fn onepass_wins(d: usize, m: usize) -> bool {
+    (5..=softmax_onepass::MAX_CLASSES).contains(&m) && d >= ONEPASS_MIN_D
+}
+
+/// See [`onepass_wins`].
+pub const ONEPASS_MIN_D: usize = 256;
 
 impl SoftmaxLoss {
     /// d features, m classes.
     pub fn new(d: usize, m: usize) -> Self {
-        SoftmaxLoss { d, m }
+        SoftmaxLoss {
+            d,
+            m,
+            kernel: SoftmaxKernel::Auto,
+        }
+    }
+
+    /// The same loss with the clipped-sum kernel forced (tests and benches compare them).
+    pub fn with_kernel(mut self, kernel: SoftmaxKernel) -> Self {
+        self.kernel = kernel;
+        self
+    }
+
+    /// True when the clipped sum takes the one-pass kernel (m > 4 classes, chosen by
+    /// [`SoftmaxKernel`] and available on this machine).
+    pub fn uses_onepass(&self) -> bool {
+        self.m > 4 && self.use_onepass()
+    }
+
+    fn use_onepass(&self) -> bool {
+        let shape_ok = (5..=softmax_onepass::MAX_CLASSES).contains(&self.m);
+        let wanted = match self.kernel {
+            SoftmaxKernel::Auto => onepass_wins(self.d, self.m),
+            SoftmaxKernel::OnePass => shape_ok,
+            SoftmaxKernel::Gemm => false,
+        };
+        wanted && softmax_onepass::available()
     }
     fn logits(&self, w: &[f64], x: &[f64], z: &mut [f64]) {
         let dd = self.d + 1;
@@ -256,8 +316,44 @@ impl Loss for SoftmaxLoss {
             4 => return self.clipped_sum_direct::<4>(w, data, batch, bound, out, scratch),
             _ => {}
         }
-        if dd * m < PAR_MIN_PARAMS || bsz < 2 {
+        // The one-pass kernel clips at tau; automatic clipping's normalization takes the GEMM path.
+        let clip_tau = match bound {
+            PerSampleBound::Clip(t) => Some(t),
+            _ => None,
+        };
+        let onepass = clip_tau.is_some() && self.use_onepass();
+        let tau = clip_tau.unwrap_or(0.0);
+        let split = dd * m >= PAR_MIN_PARAMS && bsz >= 2;
+        if !onepass && !split {
             return self.clipped_sum_gemm(w, data, batch, bound, out, scratch);
+        }
+        let mp = softmax_onepass::padded(m);
+        // W^T once per step, shared by both halves (taken out of the scratch while in use).
+        let mut wt_buf = std::mem::take(&mut scratch.e);
+        let wt: &[f64] = if onepass {
+            let wt = buf(&mut wt_buf, dd * mp);
+            softmax_onepass::transpose_padded(w, m, dd, wt);
+            wt
+        } else {
+            &[]
+        };
+        // One half (or all) of the batch into `o`: gemm writes m x (d + 1), one-pass (d + 1) x mp.
+        let part = |rows: &[usize], o: &mut [f64], s: &mut Scratch| {
+            if onepass {
+                softmax_onepass::clipped_sum(wt, m, data, rows, tau, o)
+            } else {
+                self.clipped_sum_gemm(w, data, rows, bound, o, s)
+            }
+        };
+        let p = out.len();
+        let len = if onepass { dd * mp } else { p };
+        if !split {
+            let mut gt = std::mem::take(&mut scratch.f);
+            let st = part(batch, buf(&mut gt, len), scratch);
+            softmax_onepass::untranspose(&gt, None, m, dd, out);
+            scratch.f = gt;
+            scratch.e = wt_buf;
+            return st;
         }
         // Two fixed halves of the batch on two tasks, summed in a fixed order: the split depends
         // only on the batch, never on the thread count, so results are bit-identical for any
@@ -268,24 +364,28 @@ impl Loss for SoftmaxLoss {
         let (left, right) = batch.split_at(bsz / 2);
         let (p0, p1) = scratch.parts.split_at_mut(1);
         let (s0, s1) = (&mut p0[0], &mut p1[0]);
-        let p = out.len();
         let (st0, st1) = rayon::join(
             || {
                 let mut o = std::mem::take(&mut s0.f);
-                let st = self.clipped_sum_gemm(w, data, left, bound, buf(&mut o, p), s0);
+                let st = part(left, buf(&mut o, len), s0);
                 s0.f = o;
                 st
             },
             || {
                 let mut o = std::mem::take(&mut s1.f);
-                let st = self.clipped_sum_gemm(w, data, right, bound, buf(&mut o, p), s1);
+                let st = part(right, buf(&mut o, len), s1);
                 s1.f = o;
                 st
             },
         );
-        for ((o, a), b) in out.iter_mut().zip(&s0.f[..p]).zip(&s1.f[..p]) {
-            *o = a + b;
+        if onepass {
+            softmax_onepass::untranspose(&s0.f, Some(&s1.f), m, dd, out);
+        } else {
+            for ((o, a), b) in out.iter_mut().zip(&s0.f[..p]).zip(&s1.f[..p]) {
+                *o = a + b;
+            }
         }
+        scratch.e = wt_buf;
         ClipStats {
             clipped: st0.clipped + st1.clipped,
             count: st0.count + st1.count,

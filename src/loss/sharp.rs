@@ -5,7 +5,7 @@
 //! (Assumption 6.4; Appendix E shows f(w) - f(w*) >= ||w - w*|| / 4 beyond D for unit weights).
 
 use super::check_dim;
-use super::{ClipStats, LipschitzForm, Loss, Scratch, axpy, clip_factor};
+use super::{ClipStats, LipschitzForm, Loss, Scratch, axpy, by_dim, clip_factor, fixed, fixed_mut};
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 
@@ -78,28 +78,42 @@ impl Loss for SharpLoss {
         out: &mut [f64],
         _scratch: &mut Scratch,
     ) -> ClipStats {
-        out.fill(0.0);
-        let mut stats = ClipStats {
-            clipped: 0,
-            count: batch.len(),
-        };
-        let mut total = 0.0;
-        for &i in batch {
-            let (c_i, a) = (data.row(i), data.y[i]);
-            let r = dist(w, c_i);
-            if r == 0.0 {
-                continue;
-            }
-            let c = clip_factor(a, tau);
-            if c < 1.0 {
-                stats.clipped += 1;
-            }
-            // accumulate -(c a / r) w*_i; the w part is summed as a scalar
-            let s = c * a / r;
-            axpy(-s, c_i, out);
-            total += s;
-        }
-        axpy(total, w, out);
-        stats
+        by_dim!(data.d, sharp_sum(w, data, batch, tau, out))
     }
+}
+
+/// The weighted sharp loss's clipped sum with d = D known at compile time (D = 0: read at run
+/// time); see [`by_dim`].
+#[inline]
+fn sharp_sum<const D: usize>(
+    w: &[f64],
+    data: &Dataset,
+    batch: &[usize],
+    tau: f64,
+    out: &mut [f64],
+) -> ClipStats {
+    let (w, out) = (fixed::<D>(w), fixed_mut::<D>(out));
+    out.fill(0.0);
+    let mut stats = ClipStats {
+        clipped: 0,
+        count: batch.len(),
+    };
+    let mut total = 0.0;
+    for &i in batch {
+        let (c_i, a) = (fixed::<D>(data.row(i)), data.y[i]);
+        let r = dist(w, c_i);
+        if r == 0.0 {
+            continue;
+        }
+        let c = clip_factor(a, tau);
+        if c < 1.0 {
+            stats.clipped += 1;
+        }
+        // accumulate -(c a / r) w*_i; the w part is summed as a scalar
+        let s = c * a / r;
+        axpy(-s, c_i, out);
+        total += s;
+    }
+    axpy(total, w, out);
+    stats
 }
