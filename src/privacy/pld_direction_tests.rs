@@ -6,6 +6,12 @@
 
 use super::*;
 
+/// The one-step (remove, add) pair at grid h, as suffix-sum tables.
+fn step_tails(q: f64, z: f64, h: f64) -> (Tails, Tails) {
+    let (r, a) = one_step(q, z, h, one_step_bounds(q, z, h, 1).unwrap());
+    (r.into_tails(h), a.into_tails(h))
+}
+
 /// Phi(x) = P(N(0, 1) <= x), straight from libm (independent of the module's helpers).
 fn phi(x: f64) -> f64 {
     0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
@@ -31,7 +37,7 @@ fn add_direction_pld_reproduces_the_exact_add_profile_at_the_lattice() {
     // (<= 1e-15 each) and rounding over ~1e4 atoms: tolerance 1e-12. Atoms stored in the wrong
     // order (losses +eps_i instead of -eps_i ascending) miss by orders of magnitude more.
     for &(q, z, h) in &[(0.3, 0.7, 1e-3), (0.9, 1.5, 2e-3), (0.05, 0.8, 1e-3)] {
-        let (_, a) = one_step(q, z, h, 1).unwrap();
+        let (_, a) = step_tails(q, z, h);
         let top = -(1.0 - q).ln(); // the add loss is at most log(1/(1 - q))
         let mut checked = 0;
         for k in 0..((top / h) as i64) {
@@ -59,8 +65,8 @@ fn the_direction_with_the_larger_delta_decides_epsilon() {
     // Build a pair where the "add" slot holds the weaker guarantee (the remove PLD of a noisier
     // step is stronger): epsilon must be the add slot's, whichever slot it sits in.
     let h = 1e-3;
-    let (strong, _) = one_step(0.1, 2.0, h, 1).unwrap();
-    let (weak, _) = one_step(0.1, 0.8, h, 1).unwrap();
+    let (strong, _) = step_tails(0.1, 2.0, h);
+    let (weak, _) = step_tails(0.1, 0.8, h);
     let delta = 1e-5;
     let weak_alone = epsilon_from(&weak, &weak, h, delta);
     let strong_alone = epsilon_from(&strong, &strong, h, delta);
@@ -94,6 +100,7 @@ fn pessimistic_truncation_keeps_every_unit_of_mass() {
         p: atoms(),
         inf: 0.0,
         optimistic: false,
+        slack: 0.0,
     };
     pmf.truncate();
     assert_eq!(pmf.k0, -1, "the two lower atoms are cut");
@@ -112,6 +119,7 @@ fn pessimistic_truncation_keeps_every_unit_of_mass() {
         p: atoms(),
         inf: 0.0,
         optimistic: true,
+        slack: 0.0,
     };
     low.truncate();
     assert_eq!(low.inf, 0.0);
