@@ -55,7 +55,9 @@ impl PoissonSampler {
             // The conversions go through i64 (one instruction each on x86-64, where the
             // unsigned ones take a branchy sequence); exact, as n - next < 2^53.
             // (written as !(gap < rest) so that a NaN would stop too; e > 0, so none arises)
-            if !(gap < (self.n - next) as i64 as f64) {
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
+            let stop = !(gap < (self.n - next) as i64 as f64);
+            if stop {
                 return;
             }
             // SAFETY: 0 <= gap < n - next <= n < 2^53 here (not NaN), so it is in i64's range.

@@ -13,6 +13,8 @@
 //! The floating-point order is fixed by (batch, shape) alone: the same result for any thread
 //! count. It differs from the GEMM path's order (and uses FMA), so the two agree to rounding
 //! (about 1e-15 relative), not bit for bit.
+// The lane loops index several fixed-width arrays in step; iterators would hide that.
+#![allow(clippy::needless_range_loop)]
 
 use super::logistic::softmax_in_place;
 use super::{ClipStats, clip_factor, dot};
