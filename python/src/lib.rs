@@ -238,7 +238,7 @@ fn epsilon<'py>(
             return Err(value_error("orders apply to the rdp accountant only"));
         }
     };
-    let (eps, order, error) = py
+    let (eps, order, pld) = py
         .detach(|| -> dpsgd::Result<_> {
             Ok(match kind {
                 AccountantKind::Rdp => {
@@ -247,7 +247,7 @@ fn epsilon<'py>(
                 }
                 AccountantKind::Pld => {
                     let r = PldAccountant::default().epsilon(q, steps, z, delta)?;
-                    (r.epsilon, None, Some(r.error))
+                    (r.epsilon, None, Some(r))
                 }
             })
         })
@@ -272,8 +272,12 @@ fn epsilon<'py>(
     if let Some(ord) = order {
         o["order"] = serde_json::json!(ord);
     }
-    if let Some(e) = error {
-        o["error"] = serde_json::json!(e);
+    if let Some(p) = &pld {
+        // The CLI's fields: error is null where the RDP fallback was used.
+        o["error"] = serde_json::json!(p.error);
+        o["discretization"] = serde_json::json!(p.grid.map(|g| g.discretization));
+        o["rdp_fallback"] = serde_json::json!(p.grid.is_none());
+        o["note"] = serde_json::json!(p.note);
     }
     to_py(py, &o)
 }
