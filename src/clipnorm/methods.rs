@@ -552,7 +552,19 @@ pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
         ),
         x_label: "method".into(),
         y_label: "test accuracy (%)".into(),
-        categories: m.rows.iter().map(|r| r.method.short_label()).collect(),
+        // A method that could not run at any epsilon (e.g. adaptive clipping where 2 sigma_b <= z)
+        // says so under its empty column.
+        categories: m
+            .rows
+            .iter()
+            .map(|r| {
+                if r.cells.iter().all(|c| c.entry.is_none()) {
+                    format!("{} (n/a)", r.method.short_label())
+                } else {
+                    r.method.short_label()
+                }
+            })
+            .collect(),
         y_range: ((lo - 0.45 * span).max(0.0), (hi + 0.08 * span).min(100.0)),
         guides: vec![k as f64 - 1.5],
         series,
