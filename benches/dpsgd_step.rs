@@ -1,10 +1,10 @@
 //! One DP-SGD step (Algorithm 1, lines 3-5) of multinomial logistic regression at the three
-//! sizes of shared/bench/README.md, float64, ghost clipping, single-threaded.
+//! sizes of the README's speed table, float64, ghost clipping.
 //! Throughput is in examples (expected batch size b) per second; steps/s = examples/s / b.
 //!
-//! Run: `cargo bench --bench dpsgd_step`. Compare with the numpy reference
-//! (`python3 ../shared/bench/dpsgd_numpy.py --n ... --d ... --m ... --b ... --steps ...`) on the
-//! same machine in the same sitting.
+//! Run: `cargo bench -p dpsgd-lab-bench --bench dpsgd_step` (or `cargo bench` in this folder).
+//! `python3 scripts/speed_table.py` runs it with the numpy reference `scripts/bench_numpy.py` in
+//! one sitting and prints the README's table.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dpsgd_lab::data::Dataset;
@@ -132,7 +132,7 @@ fn bench_gemm_peak(c: &mut Criterion) {
 }
 
 fn bench_steps(c: &mut Criterion) {
-    // (label, n, d, m, b) as in shared/bench/README.md
+    // (label, n, d, m, b): the README's three sizes
     let sizes = [
         ("a_n10000_d10_m2_b64", 10_000, 10, 2, 64.0),
         ("b_n50000_d512_m100_b500", 50_000, 512, 100, 500.0),

@@ -3,7 +3,7 @@
 //! and one calibration at T = 1000. Issue 3's targets: RDP well under 10 ms, PLD under 1 s;
 //! issue 15's: the PLD command <= 0.15 s end to end, a PLD calibration <= 1 s.
 //!
-//! Run: `cargo bench --bench privacy`.
+//! Run: `cargo bench -p dpsgd-lab-bench --bench privacy` (or `cargo bench` in this folder).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dpsgd_lab::privacy::{AccountantKind, PldAccountant, RdpAccountant, calibrate_noise};

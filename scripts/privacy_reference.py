@@ -1,7 +1,7 @@
-"""Reference values for tests/privacy.rs, computed with Google's dp_accounting.
+"""Reference values for tests/it/privacy.rs, computed with Google's dp_accounting.
 
 Usage: pip install dp-accounting==0.6.0 && python scripts/privacy_reference.py
-Prints one line per case; tests/privacy.rs pastes them as constants.
+Prints one line per case; tests/it/privacy.rs pastes them as constants.
 """
 import time
 

@@ -1,9 +1,9 @@
 """epsilon and calibrate against Google's dp_accounting on a grid of settings, with the
-tolerances of tests/privacy.rs:
+tolerances of tests/it/privacy.rs:
 - RDP on dp_accounting's integer orders: the same exact binomial expansion and the same improved
   conversion, so only the summation order differs: 1e-8 relative, and the same optimal order.
 - RDP on the default grid: our fractional orders are exact where dp_accounting's are upper
-  bounds, so ours <= theirs (+1e-12), and within 5% (a sanity bound, as in tests/privacy.rs).
+  bounds, so ours <= theirs (+1e-12), and within 5% (a sanity bound, as in tests/it/privacy.rs).
 - PLD: |ours - dp_accounting's at value_discretization_interval 1e-4| <= our own discretization
   error estimate + 2e-6 relative.
 """

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use dpsgd_lab::experiment::runner::{self, RunOptions};
 use dpsgd_lab::experiment::{ExperimentSpec, Scale, Spec};

@@ -5,7 +5,7 @@
 //! successful run with finite output, within a time limit and under a 4 GB `ulimit -v`. No run
 //! is forced, so the up-front estimates keep every launched run small.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -265,7 +265,7 @@ fn extreme_values_in_configs_give_a_clean_error_or_a_finite_result() {
 
 /// Every (field, value) pair, not a sample: 25 fields x 12 values = 300 inputs. Too slow for
 /// every `cargo test` (a few minutes); run it to count the outcomes with
-/// `cargo test --release --test config_fuzz -- --ignored --nocapture`.
+/// `cargo test --release --test it config_fuzz -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn every_field_with_every_extreme_value() {

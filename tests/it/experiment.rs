@@ -1,7 +1,7 @@
 //! End-to-end tests of the Monte Carlo runner: a tiny spec end to end, shards merged byte for
 //! byte, an interrupted run resumed, the fit's coverage, and the exact solvers' optimality.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -30,7 +30,7 @@ fn spec(dir: &Path, name: &str, from: &str, to: &str) -> String {
     edited(dir, name, "simulations/thm62_j1_huber.toml", from, to)
 }
 
-/// The tiny sharp-loss spec of tests/common with `from` replaced by `to`.
+/// The tiny sharp-loss spec of tests/it/common.rs with `from` replaced by `to`.
 fn tiny(dir: &Path, name: &str, from: &str, to: &str) -> String {
     let text = common::tiny_spec(name);
     assert!(text.contains(from), "the tiny spec has no {from:?}");
@@ -271,7 +271,7 @@ fn rows(dir: &Path) -> Vec<(&'static str, Vec<String>, &'static str)> {
             ),
             "bootstrap = 1000000000000",
         ),
-        // Found by the exhaustive config fuzz on the tiny sharp-loss spec (tests/common).
+        // Found by the exhaustive config fuzz on the tiny sharp-loss spec (tests/it/common.rs).
         (
             "spec dist0 = 1e300: the sharp loss at w0 overflows",
             run_spec(tiny(dir, "d0big", "dist0 = 1.0", "dist0 = 1e300"), "o1c"),

@@ -1,0 +1,24 @@
+//! The integration tests, one binary: each file was its own test crate, and linking twenty
+//! crates against the optimized library cost minutes of build time. `tests/no_alloc.rs` stays
+//! apart because it installs a counting global allocator.
+
+mod accountant_properties;
+mod audit;
+mod bad_input;
+mod cli;
+mod clipnorm;
+mod clipnorm_methods;
+mod clipnorm_recommend;
+mod cluster;
+mod common;
+mod config_fuzz;
+mod data;
+mod dpsgd;
+mod experiment;
+mod lemmas;
+mod losses;
+mod lower_bound;
+mod privacy;
+mod results_file;
+mod step_clip;
+mod theory;
