@@ -144,16 +144,8 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
 
 /// An error (exit code 2) when any series is a VIOLATION, so that scripts and CI can rely on
 /// `verify`'s exit status; the table and report are written first.
-pub fn violation_exit(summaries: &[experiment::SpecSummary]) -> Result<()> {
-    let bad: Vec<String> = summaries
-        .iter()
-        .flat_map(|s| {
-            s.series
-                .iter()
-                .filter(|x| x.verdict.starts_with("VIOLATION"))
-                .map(move |x| format!("{} {}", s.spec, x.label))
-        })
-        .collect();
+fn violation_exit(summaries: &[experiment::SpecSummary]) -> Result<()> {
+    let bad = report::violations(summaries);
     if !bad.is_empty() {
         anyhow::bail!(
             "{} series are VIOLATIONs (OR above the explicit bound): {}",
@@ -162,55 +154,4 @@ pub fn violation_exit(summaries: &[experiment::SpecSummary]) -> Result<()> {
         );
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use dpsgd_lab::experiment::report::{Role, SeriesSummary};
-
-    fn summary(verdicts: &[&str]) -> experiment::SpecSummary {
-        let series = verdicts
-            .iter()
-            .enumerate()
-            .map(|(i, v)| SeriesSummary {
-                label: format!("k = {i}"),
-                k: 2.0,
-                role: Role::Upper,
-                predicted: 0.5,
-                sweep: None,
-                decade: None,
-                max_ratio: None,
-                min_ratio: None,
-                bound_cells: (0, 0),
-                violations: Vec::new(),
-                c_range: (1.0, 1.0),
-                tau_range: (1.0, 1.0),
-                vacuity: None,
-                lambda_s_range: None,
-                relax_phi: None,
-                probability: None,
-                verdict: v.to_string(),
-            })
-            .collect();
-        experiment::SpecSummary {
-            spec: "s".into(),
-            title: String::new(),
-            theorem: "6.2".into(),
-            schedule: "J.1".into(),
-            scale: "quick".into(),
-            risk: String::new(),
-            series,
-            notes: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn a_violation_makes_verify_fail_and_names_the_series() {
-        assert!(violation_exit(&[summary(&["rate consistent", "pre-asymptotic"])]).is_ok());
-        let e = violation_exit(&[summary(&["rate consistent", "VIOLATION: cell 3"])])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("1 series") && e.contains("s k = 1"), "{e}");
-    }
 }

@@ -156,6 +156,20 @@ pub struct SpecSummary {
     pub notes: Vec<String>,
 }
 
+/// "spec label" of every series whose verdict is a VIOLATION (OR above the explicit bound);
+/// `verify` exits non-zero when this is not empty, so scripts and CI can rely on its status.
+pub fn violations(summaries: &[SpecSummary]) -> Vec<String> {
+    summaries
+        .iter()
+        .flat_map(|s| {
+            s.series
+                .iter()
+                .filter(|x| x.verdict.starts_with("VIOLATION"))
+                .map(move |x| format!("{} {}", s.spec, x.label))
+        })
+        .collect()
+}
+
 fn range(v: impl Iterator<Item = f64>) -> (f64, f64) {
     v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
@@ -599,6 +613,49 @@ pub fn k_label(k: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn summary_with(verdicts: &[&str]) -> SpecSummary {
+        let series = verdicts
+            .iter()
+            .enumerate()
+            .map(|(i, v)| SeriesSummary {
+                label: format!("k = {i}"),
+                k: 2.0,
+                role: Role::Upper,
+                predicted: 0.5,
+                sweep: None,
+                decade: None,
+                max_ratio: None,
+                min_ratio: None,
+                bound_cells: (0, 0),
+                violations: Vec::new(),
+                c_range: (1.0, 1.0),
+                tau_range: (1.0, 1.0),
+                vacuity: None,
+                lambda_s_range: None,
+                relax_phi: None,
+                probability: None,
+                verdict: v.to_string(),
+            })
+            .collect();
+        SpecSummary {
+            spec: "s".into(),
+            title: String::new(),
+            theorem: "6.2".into(),
+            schedule: "J.1".into(),
+            scale: "quick".into(),
+            risk: String::new(),
+            series,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn violations_name_exactly_the_violating_series() {
+        assert!(violations(&[summary_with(&["rate consistent", "pre-asymptotic"])]).is_empty());
+        let bad = violations(&[summary_with(&["rate consistent", "VIOLATION: cell 3"])]);
+        assert_eq!(bad, vec!["s k = 1".to_string()]);
+    }
 
     fn f(lo: f64, hi: f64) -> Fit {
         Fit {
