@@ -56,7 +56,8 @@ def main():
     ap.add_argument("--no-run", action="store_true", help="read earlier criterion results only")
     a = ap.parse_args()
     if not a.no_run:
-        subprocess.run(["cargo", "bench", "-p", "dpsgd-lab-bench", "--bench", "dpsgd_step"], cwd=ROOT, check=True)
+        bench = ["cargo", "bench", "-p", "dpsgd-lab-bench", "--bench", "dpsgd_step"]
+        subprocess.run(bench, cwd=ROOT, check=True)
     load = os.getloadavg()[0]
     peak = peak_gflops()
     rows = []
