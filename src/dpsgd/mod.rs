@@ -321,6 +321,7 @@ impl<'a> Stepper<'a> {
         batch.extend(0..cap);
         let mut grad = vec![0.0; p];
         let mut scratch = Scratch::default();
+        scratch.rows.fill(data);
         let w = vec![0.0; p];
         loss.clipped_grad_sum(&w, data, &batch, 1.0, &mut grad, &mut scratch);
         batch.clear();

@@ -66,14 +66,31 @@ impl Loss for AppendixLLoss {
         batch: &[usize],
         tau: f64,
         out: &mut [f64],
-        _scratch: &mut Scratch,
+        scratch: &mut Scratch,
     ) -> ClipStats {
-        by_dim!(data.d, appendix_l_sum(w, data, batch, tau, out))
+        match scratch.rows.of(data) {
+            Some(r) => {
+                let nx2 = |i: usize| (!r.zero[i]).then(|| r.sq[i]);
+                by_dim!(data.d, appendix_l_sum(w, data, batch, tau, out, &nx2))
+            }
+            None => {
+                let nx2 = |i: usize| {
+                    let x = data.row(i);
+                    x.iter().any(|&v| v != 0.0).then(|| dot(x, x))
+                };
+                by_dim!(data.d, appendix_l_sum(w, data, batch, tau, out, &nx2))
+            }
+        }
     }
 }
 
 /// The Appendix L clipped sum with d = D known at compile time (D = 0: read at run time); see
-/// [`by_dim`].
+/// [`by_dim`]. `nx2(i)` is ||x_i||^2, or `None` when x_i = 0.
+///
+/// A zero row (Q_v puts mass 1 - p on x = 0) has gradient 0 and clip factor 1: it adds exactly
+/// +-0 to `out` and `total`, which leaves them unchanged, so it is skipped before its row is read.
+/// With row norms from [`super::RowNorms`] the kernel then touches only the p-fraction of rows
+/// that are nonzero.
 #[inline]
 fn appendix_l_sum<const D: usize>(
     w: &[f64],
@@ -81,6 +98,7 @@ fn appendix_l_sum<const D: usize>(
     batch: &[usize],
     tau: f64,
     out: &mut [f64],
+    nx2: &impl Fn(usize) -> Option<f64>,
 ) -> ClipStats {
     let (w, out) = (fixed::<D>(w), fixed_mut::<D>(out));
     out.fill(0.0);
@@ -92,8 +110,10 @@ fn appendix_l_sum<const D: usize>(
     };
     let mut total = 0.0;
     for &i in batch {
+        let Some(nx2) = nx2(i) else {
+            continue;
+        };
         let x = fixed::<D>(data.row(i));
-        let nx2 = dot(x, x);
         let (s, xu) = if outside {
             (2.0 * nx2.sqrt(), dot(x, w) / nw)
         } else {

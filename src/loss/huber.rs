@@ -70,8 +70,10 @@ impl Loss for HuberLoss {
         batch: &[usize],
         tau: f64,
         out: &mut [f64],
-        _scratch: &mut Scratch,
+        scratch: &mut Scratch,
     ) -> ClipStats {
-        linear_clipped_sum(w, data, batch, tau, out, |z, y| self.dh(z - y))
+        linear_clipped_sum(w, data, batch, tau, out, &scratch.rows, |z, y| {
+            self.dh(z - y)
+        })
     }
 }

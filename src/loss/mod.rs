@@ -43,6 +43,52 @@ pub struct Scratch {
     pub f: Vec<f64>,
     /// Scratch for the parts of a batch processed in parallel.
     pub parts: Vec<Scratch>,
+    /// ||x_i||^2 and ||x_i|| of every row of the run's data set, when the caller filled them.
+    pub rows: RowNorms,
+}
+
+/// ||x_i||^2 = `dot(x_i, x_i)`, ||x_i|| and whether x_i = 0, for every row of one data set,
+/// computed once per run ([`crate::dpsgd::Stepper::new`] fills them) so that the per-sample
+/// kernels of the linear losses and of Appendix L read one number instead of the row. The values
+/// are those the kernels would compute ([`dot`], then `sqrt`), so the results are bit-identical
+/// with or without them. They belong to the data set they were filled from (matched by buffer
+/// address and shape); for any other data set [`RowNorms::of`] gives `None` and the kernels
+/// compute the norms.
+#[derive(Debug, Default, Clone)]
+pub struct RowNorms {
+    key: Option<(usize, usize, usize)>,
+    /// ||x_i||^2 as [`dot`] computes it.
+    pub(crate) sq: Vec<f64>,
+    /// ||x_i||.
+    pub(crate) norm: Vec<f64>,
+    /// x_i = 0 exactly (not only ||x_i||^2 = 0, which a tiny row reaches by underflow).
+    pub(crate) zero: Vec<bool>,
+}
+
+impl RowNorms {
+    fn key(data: &Dataset) -> (usize, usize, usize) {
+        (data.x.as_ptr() as usize, data.x.len(), data.d)
+    }
+
+    /// Computes the norms of `data`'s rows (O(n d), allocates). Crate-private: the caller must keep
+    /// `data` alive and unchanged while the norms are used (the [`crate::dpsgd::Stepper`] borrows it).
+    pub(crate) fn fill(&mut self, data: &Dataset) {
+        let rows = || data.x.chunks_exact(data.d);
+        self.sq.clear();
+        self.sq.extend(rows().map(|r| dot(r, r)));
+        self.norm.clear();
+        self.norm.extend(self.sq.iter().map(|v| v.sqrt()));
+        self.zero.clear();
+        self.zero
+            .extend(rows().map(|r| r.iter().all(|&v| v == 0.0)));
+        self.key = Some(Self::key(data));
+    }
+
+    /// The norms, if they were filled from `data`.
+    #[inline]
+    pub(crate) fn of(&self, data: &Dataset) -> Option<&Self> {
+        (self.key == Some(Self::key(data))).then_some(self)
+    }
 }
 
 /// Resizes `buf` to `len` (growing capacity only when needed) and returns it.
@@ -490,5 +536,60 @@ impl LossSpec {
         };
         loss.check_data(data)?;
         Ok(loss)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cached row norms give the same clipped sums, bit for bit, as computing them: for the
+    /// linear losses and Appendix L, at compile-time and run-time d, with exactly-zero rows
+    /// (skipped by Appendix L) and tiny rows whose ||x||^2 underflows to 0 (must not be skipped).
+    #[test]
+    fn row_norm_cache_is_bit_identical_to_computing_the_norms() {
+        for d in [2, 5, 33] {
+            let n = 40;
+            let x: Vec<f64> = (0..n * d)
+                .map(|j| match (j / d) % 4 {
+                    0 => 0.0,
+                    1 => 1e-200 * (1 + j % 3) as f64,
+                    _ => ((j * 7919) % 101) as f64 / 20.0 - 2.5,
+                })
+                .collect();
+            let y: Vec<f64> = (0..n).map(|i| (i % 7) as f64 - 3.0).collect();
+            let data = Dataset::new(x, y, d).unwrap();
+            let losses: Vec<Box<dyn Loss>> = vec![
+                Box::new(HuberLoss::new(d, 1.0).unwrap()),
+                Box::new(RobustLoss::new(d)),
+                Box::new(AppendixLLoss::new(d)),
+            ];
+            // all rows, with repeats; and only the zero and tiny rows, where skipping a tiny row
+            // would change the sum (next to O(1) rows its contribution rounds away)
+            let full: Vec<usize> = (0..n).chain([3, 1, 0]).collect();
+            let small: Vec<usize> = (0..n).filter(|i| i % 4 < 2).collect();
+            let mut cached = Scratch::default();
+            cached.rows.fill(&data);
+            assert!(cached.rows.of(&data).is_some());
+            for (loss, batch) in losses.iter().flat_map(|l| [(l, &full), (l, &small)]) {
+                for scale in [0.0, 0.1, 3.0] {
+                    let w: Vec<f64> = (0..d).map(|k| scale * ((k % 5) as f64 - 1.5)).collect();
+                    for tau in [1e-3, 1.0, 1e3] {
+                        let (mut a, mut b) = (vec![1.0; d], vec![2.0; d]);
+                        let sa = loss.clipped_grad_sum(&w, &data, batch, tau, &mut a, &mut cached);
+                        let mut plain = Scratch::default();
+                        let sb = loss.clipped_grad_sum(&w, &data, batch, tau, &mut b, &mut plain);
+                        assert_eq!(sa, sb, "{} d {d}", loss.name());
+                        let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(
+                            bits(&a),
+                            bits(&b),
+                            "{} d {d} scale {scale} tau {tau}",
+                            loss.name()
+                        );
+                    }
+                }
+            }
+        }
     }
 }

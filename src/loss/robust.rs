@@ -71,8 +71,8 @@ impl Loss for RobustLoss {
         batch: &[usize],
         tau: f64,
         out: &mut [f64],
-        _scratch: &mut Scratch,
+        scratch: &mut Scratch,
     ) -> ClipStats {
-        linear_clipped_sum(w, data, batch, tau, out, |z, y| dphi(z - y))
+        linear_clipped_sum(w, data, batch, tau, out, &scratch.rows, |z, y| dphi(z - y))
     }
 }
