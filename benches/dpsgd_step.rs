@@ -6,11 +6,11 @@
 //! `python3 scripts/speed_table.py` runs it with the numpy reference `scripts/bench_numpy.py` in
 //! one sitting and prints the README's table.
 
+mod common;
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dpsgd_lab::data::Dataset;
-use dpsgd_lab::dpsgd::{
-    DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper,
-};
+use dpsgd_lab::dpsgd::Stepper;
 use dpsgd_lab::linalg::{Mat, gemm};
 use dpsgd_lab::loss::{Loss, SoftmaxKernel, SoftmaxLoss};
 use dpsgd_lab::rng::{Purpose, stream};
@@ -38,21 +38,7 @@ fn bench_one(
     loss: &SoftmaxLoss,
     b: f64,
 ) {
-    let alg = DpSgd::new(
-        DpSgdConfig {
-            steps: 1,
-            batch_size: b,
-            learning_rate: StepSchedule::Constant(0.5),
-            clip_norm: StepSchedule::Constant(1.0),
-            noise: NoiseSpec::Multiplier { z: 1.0 },
-            projection: Projection::None,
-            output: OutputRule::LastIterate,
-            init: Init::Zeros,
-        },
-        data.n,
-        None,
-    )
-    .unwrap();
+    let alg = common::one_step_alg(data.n, b, 0.5, 1.0);
     let mut w = vec![0.0; loss.param_dim()];
     let mut stepper = Stepper::new(
         &alg,

@@ -5,7 +5,7 @@
 
 use super::check_dim;
 use super::{
-    ClipStats, LipschitzForm, Loss, Scratch, axpy, by_dim, clip_factor, dot, fixed, fixed_mut,
+    ClipStats, LipschitzForm, Loss, Scratch, accumulate, axpy, by_dim, clip_factor, dot, fixed,
     norm2,
 };
 use crate::dataset::Dataset;
@@ -100,37 +100,38 @@ fn appendix_l_sum<const D: usize>(
     out: &mut [f64],
     nx2: &impl Fn(usize) -> Option<f64>,
 ) -> ClipStats {
-    let (w, out) = (fixed::<D>(w), fixed_mut::<D>(out));
-    out.fill(0.0);
-    let nw = norm2(w);
-    let outside = nw > 1.0;
-    let mut stats = ClipStats {
-        clipped: 0,
-        count: batch.len(),
-    };
-    let mut total = 0.0;
-    for &i in batch {
-        let Some(nx2) = nx2(i) else {
-            continue;
+    let w = fixed::<D>(w);
+    accumulate::<D, _>(out, |out| {
+        let nw = norm2(w);
+        let outside = nw > 1.0;
+        let mut stats = ClipStats {
+            clipped: 0,
+            count: batch.len(),
         };
-        let x = fixed::<D>(data.row(i));
-        let (s, xu) = if outside {
-            (2.0 * nx2.sqrt(), dot(x, w) / nw)
-        } else {
-            (0.0, 0.0)
-        };
-        let norm = (nx2 - 2.0 * s * xu + s * s).max(0.0).sqrt();
-        let c = clip_factor(norm, tau);
-        if c < 1.0 {
-            stats.clipped += 1;
+        let mut total = 0.0;
+        for &i in batch {
+            let Some(nx2) = nx2(i) else {
+                continue;
+            };
+            let x = fixed::<D>(data.row(i));
+            let (s, xu) = if outside {
+                (2.0 * nx2.sqrt(), dot(x, w) / nw)
+            } else {
+                (0.0, 0.0)
+            };
+            let norm = (nx2 - 2.0 * s * xu + s * s).max(0.0).sqrt();
+            let c = clip_factor(norm, tau);
+            if c < 1.0 {
+                stats.clipped += 1;
+            }
+            axpy(-c, x, out);
+            total += c * s;
         }
-        axpy(-c, x, out);
-        total += c * s;
-    }
-    if outside {
-        axpy(total / nw, w, out);
-    }
-    stats
+        if outside {
+            axpy(total / nw, w, out);
+        }
+        stats
+    })
 }
 
 /// [`Loss::sum_values`] of the Appendix L loss with d = D known at compile time: the same

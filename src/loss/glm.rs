@@ -1,7 +1,7 @@
 //! Shared fast path for linear models l(w, x, y) = phi(<w, x>, y), whose gradient is
 //! phi'(<w, x>, y) x, so ||grad|| = |phi'| ||x|| factors ("ghost norms").
 
-use super::{ClipStats, RowNorms, axpy, by_dim, clip_factor, dot, fixed, fixed_mut};
+use super::{ClipStats, RowNorms, accumulate, axpy, by_dim, clip_factor, dot, fixed};
 use crate::dataset::Dataset;
 
 /// out = sum_{i in batch} clip(phi'(<w, x_i>, y_i) x_i, tau), with `dphi(z, y)` = phi'.
@@ -39,20 +39,21 @@ fn sum_d<const D: usize>(
     dphi: &impl Fn(f64, f64) -> f64,
     nx: &impl Fn(usize, &[f64]) -> f64,
 ) -> ClipStats {
-    let (w, out) = (fixed::<D>(w), fixed_mut::<D>(out));
-    out.fill(0.0);
-    let mut stats = ClipStats {
-        clipped: 0,
-        count: batch.len(),
-    };
-    for &i in batch {
-        let x = fixed::<D>(data.row(i));
-        let s = dphi(dot(w, x), data.y[i]);
-        let c = clip_factor(s.abs() * nx(i, x), tau);
-        if c < 1.0 {
-            stats.clipped += 1;
+    let w = fixed::<D>(w);
+    accumulate::<D, _>(out, |out| {
+        let mut stats = ClipStats {
+            clipped: 0,
+            count: batch.len(),
+        };
+        for &i in batch {
+            let x = fixed::<D>(data.row(i));
+            let s = dphi(dot(w, x), data.y[i]);
+            let c = clip_factor(s.abs() * nx(i, x), tau);
+            if c < 1.0 {
+                stats.clipped += 1;
+            }
+            axpy(c * s, x, out);
         }
-        axpy(c * s, x, out);
-    }
-    stats
+        stats
+    })
 }

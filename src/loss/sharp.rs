@@ -5,7 +5,9 @@
 //! (Assumption 6.4; Appendix E shows f(w) - f(w*) >= ||w - w*|| / 4 beyond D for unit weights).
 
 use super::check_dim;
-use super::{ClipStats, LipschitzForm, Loss, Scratch, axpy, by_dim, clip_factor, fixed, fixed_mut};
+use super::{
+    ClipStats, LipschitzForm, Loss, Scratch, accumulate, axpy, by_dim, clip_factor, fixed,
+};
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 
@@ -92,28 +94,29 @@ fn sharp_sum<const D: usize>(
     tau: f64,
     out: &mut [f64],
 ) -> ClipStats {
-    let (w, out) = (fixed::<D>(w), fixed_mut::<D>(out));
-    out.fill(0.0);
-    let mut stats = ClipStats {
-        clipped: 0,
-        count: batch.len(),
-    };
-    let mut total = 0.0;
-    for &i in batch {
-        let (c_i, a) = (fixed::<D>(data.row(i)), data.y[i]);
-        let r = dist(w, c_i);
-        if r == 0.0 {
-            continue;
+    let w = fixed::<D>(w);
+    accumulate::<D, _>(out, |out| {
+        let mut stats = ClipStats {
+            clipped: 0,
+            count: batch.len(),
+        };
+        let mut total = 0.0;
+        for &i in batch {
+            let (c_i, a) = (fixed::<D>(data.row(i)), data.y[i]);
+            let r = dist(w, c_i);
+            if r == 0.0 {
+                continue;
+            }
+            let c = clip_factor(a, tau);
+            if c < 1.0 {
+                stats.clipped += 1;
+            }
+            // accumulate -(c a / r) w*_i; the w part is summed as a scalar
+            let s = c * a / r;
+            axpy(-s, c_i, out);
+            total += s;
         }
-        let c = clip_factor(a, tau);
-        if c < 1.0 {
-            stats.clipped += 1;
-        }
-        // accumulate -(c a / r) w*_i; the w part is summed as a scalar
-        let s = c * a / r;
-        axpy(-s, c_i, out);
-        total += s;
-    }
-    axpy(total, w, out);
-    stats
+        axpy(total, w, out);
+        stats
+    })
 }
