@@ -299,6 +299,9 @@ pub struct Stepper<'a> {
     pub sampled: usize,
     /// Of those, clipped.
     pub clipped: usize,
+    /// The data set whose row norms `scratch` holds stays borrowed (alive, unchanged) while the
+    /// stepper lives, so that no other data set can take its address.
+    _data: std::marker::PhantomData<&'a Dataset>,
 }
 
 impl<'a> Stepper<'a> {
@@ -306,11 +309,13 @@ impl<'a> Stepper<'a> {
     ///
     /// Every buffer is sized here for batches up to b + 8 sqrt(b) + 16 (the batch size is
     /// Binomial(n, q), so a larger batch has probability below 1e-15 per step), by one clipped-sum
-    /// call on such a batch; after that the step loop does not allocate.
+    /// call on such a batch; after that the step loop does not allocate. The row norms of `data`
+    /// are computed here once ([`crate::loss::RowNorms`]); the stepper borrows `data` for its
+    /// lifetime, and steps on another data set compute them per row.
     pub fn new(
         alg: &'a DpSgd,
         loss: &dyn Loss,
-        data: &Dataset,
+        data: &'a Dataset,
         sampling: SimRng,
         noise: SimRng,
     ) -> Self {
@@ -334,6 +339,7 @@ impl<'a> Stepper<'a> {
             scratch,
             sampled: 0,
             clipped: 0,
+            _data: std::marker::PhantomData,
         }
     }
 
