@@ -1,6 +1,11 @@
 //! What the step benchmarks share.
 
-use dpsgd_lab::dpsgd::{DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule};
+use dpsgd_lab::data::Dataset;
+use dpsgd_lab::dpsgd::{
+    DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper,
+};
+use dpsgd_lab::loss::Loss;
+use dpsgd_lab::rng::{Purpose, stream};
 
 /// One-step DP-SGD on n samples with expected batch b, constant step size and clip norm, noise
 /// multiplier 1, no projection: the configuration every step benchmark times.
@@ -20,4 +25,15 @@ pub fn one_step_alg(n: usize, b: f64, learning_rate: f64, clip_norm: f64) -> DpS
         None,
     )
     .unwrap()
+}
+
+/// A stepper for `alg` on `data` with the sampling and noise streams of seed 1, replicate 0.
+pub fn stepper<'a>(alg: &'a DpSgd, loss: &dyn Loss, data: &'a Dataset) -> Stepper<'a> {
+    Stepper::new(
+        alg,
+        loss,
+        data,
+        stream(1, 0, Purpose::Sampling),
+        stream(1, 0, Purpose::Noise),
+    )
 }

@@ -10,7 +10,6 @@ mod common;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dpsgd_lab::data::Dataset;
-use dpsgd_lab::dpsgd::Stepper;
 use dpsgd_lab::linalg::{Mat, gemm};
 use dpsgd_lab::loss::{Loss, SoftmaxKernel, SoftmaxLoss};
 use dpsgd_lab::rng::{Purpose, stream};
@@ -40,13 +39,7 @@ fn bench_one(
 ) {
     let alg = common::one_step_alg(data.n, b, 0.5, 1.0);
     let mut w = vec![0.0; loss.param_dim()];
-    let mut stepper = Stepper::new(
-        &alg,
-        loss,
-        data,
-        stream(1, 0, Purpose::Sampling),
-        stream(1, 0, Purpose::Noise),
-    );
+    let mut stepper = common::stepper(&alg, loss, data);
     for _ in 0..20 {
         stepper.step(loss, data, 0, &mut w);
     }

@@ -1,7 +1,7 @@
 //! The step `verify` spends its time on: tiny problems (n = 400, d = 5, expected batch b = 10;
 //! Appendix L at its specs' n = 1000, d = 32 with 96% zero rows), float64, one DP-SGD step with
-//! Poisson sampling, clipping and Gaussian noise. `verify --full` runs about 2.4e9 such steps,
-//! so ns/step here times 2.4e9 / 2 cores is its run time.
+//! Poisson sampling, clipping and Gaussian noise. `verify --full` runs about 2.45e9 such steps
+//! on 2 cores, so these steps are most of its run time.
 //!
 //! Run: `cargo bench -p dpsgd-lab-bench --bench verify_step`.
 
@@ -9,7 +9,6 @@ mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dpsgd_lab::data::Dataset;
-use dpsgd_lab::dpsgd::Stepper;
 use dpsgd_lab::loss::{AppendixLLoss, HuberLoss, Loss, RobustLoss, SharpLoss};
 use dpsgd_lab::rng::{Purpose, stream};
 use rand::RngExt;
@@ -35,13 +34,7 @@ fn data(n: usize, d: usize, zero: f64, label: impl Fn(f64) -> f64) -> Dataset {
 fn bench_one(c: &mut Criterion, label: &str, data: &Dataset, loss: &dyn Loss, tau: f64) {
     let alg = common::one_step_alg(data.n, 10.0, 0.01, tau);
     let mut w = vec![0.0; loss.param_dim()];
-    let mut stepper = Stepper::new(
-        &alg,
-        loss,
-        data,
-        stream(1, 0, Purpose::Sampling),
-        stream(1, 0, Purpose::Noise),
-    );
+    let mut stepper = common::stepper(&alg, loss, data);
     c.bench_function(label, |bch| {
         bch.iter(|| stepper.step(loss, data, 0, &mut w));
     });

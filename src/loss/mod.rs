@@ -178,8 +178,9 @@ pub(crate) fn check_dim(expected: usize, data: &Dataset) -> Result<()> {
 
 /// clip(z, c) factor of Eq. (2): min(1, c / ||z||), with the convention 1 at z = 0.
 ///
-/// A select, not a branch: whether a sample is clipped is data-dependent, and a branch on it is
-/// mispredicted often (worth 14-23% of a tiny verify step; `benches/verify_step.rs`).
+/// A select, not a branch: whether a sample is clipped is data-dependent, and where a fair share
+/// of samples is clipped a branch on it is mispredicted often (`benches/verify_step.rs`, which
+/// clips such a share: 8-20% of a step; where clipping is rare the branch was predicted anyway).
 #[inline]
 pub fn clip_factor(norm: f64, tau: f64) -> f64 {
     std::hint::select_unpredictable(norm > tau, tau / norm, 1.0)
