@@ -1,10 +1,10 @@
 //! Multinomial logistic regression (softmax cross-entropy) with a 1 appended to x for the bias.
 //! Appendix D: ||grad l|| = sqrt(sum_{j != y} p_j^2 + (1 - p_y)^2) ||x~|| <= sqrt(2) ||x~||.
 
-use super::softmax_onepass;
 use super::{
     ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch, buf, check_dim, dot, gather_with_bias,
 };
+use super::{softmax_onepass, softmax_small};
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::{Mat, gemm};
@@ -117,73 +117,6 @@ pub(crate) fn check_class_labels(data: &Dataset, m: usize) -> Result<()> {
 }
 
 impl SoftmaxLoss {
-    /// Ghost clipping without matrix products, for small m: with W transposed once per step,
-    /// one pass over each sample's features gives all m logits and ||x||^2, and a second pass
-    /// adds c_i e_ij x_i into the (transposed) output. M is m as a constant, so the class loops
-    /// unroll and the logits stay in registers.
-    fn clipped_sum_direct<const M: usize>(
-        &self,
-        w: &[f64],
-        data: &Dataset,
-        batch: &[usize],
-        bound: PerSampleBound,
-        out: &mut [f64],
-        scratch: &mut Scratch,
-    ) -> ClipStats {
-        let d = self.d;
-        let dd = d + 1;
-        debug_assert_eq!(self.m, M);
-        // wt[k*M + j] = W[j, k]
-        let wt = buf(&mut scratch.a, dd * M);
-        for j in 0..M {
-            for k in 0..dd {
-                wt[k * M + j] = w[j * dd + k];
-            }
-        }
-        let gt = buf(&mut scratch.b, dd * M);
-        gt.fill(0.0);
-        let (wt_x, wt_b) = wt.split_at(d * M);
-        let (gt_x, gt_b) = gt.split_at_mut(d * M);
-        let mut stats = ClipStats {
-            clipped: 0,
-            count: batch.len(),
-        };
-        for &i in batch {
-            let x = data.row(i);
-            let mut z = [0.0f64; M];
-            z.copy_from_slice(&wt_b[..M]);
-            let mut xx = 0.0;
-            for (xk, wk) in x.iter().zip(wt_x.chunks_exact(M)) {
-                xx += xk * xk;
-                for j in 0..M {
-                    z[j] += wk[j] * xk;
-                }
-            }
-            softmax_in_place(&mut z);
-            z[data.y[i] as usize] -= 1.0;
-            let ee: f64 = z.iter().map(|v| v * v).sum();
-            let c = bound.factor((ee * (xx + 1.0)).sqrt());
-            stats.clipped += usize::from(c < 1.0);
-            for v in z.iter_mut() {
-                *v *= c;
-            }
-            for (xk, gk) in x.iter().zip(gt_x.chunks_exact_mut(M)) {
-                for j in 0..M {
-                    gk[j] += z[j] * xk;
-                }
-            }
-            for j in 0..M {
-                gt_b[j] += z[j];
-            }
-        }
-        for j in 0..M {
-            for k in 0..dd {
-                out[j * dd + k] = gt[k * M + j];
-            }
-        }
-        stats
-    }
-
     /// The matrix-product path: gather X~ for the batch, Z = X~ W^T, E = softmax(Z) - onehot,
     /// per-sample clip factors from ||e_i|| ||x~_i||, then (C E)^T X~.
     fn clipped_sum_gemm(
@@ -310,10 +243,10 @@ impl Loss for SoftmaxLoss {
         let (d, m, bsz) = (self.d, self.m, batch.len());
         let dd = d + 1;
         match m {
-            1 => return self.clipped_sum_direct::<1>(w, data, batch, bound, out, scratch),
-            2 => return self.clipped_sum_direct::<2>(w, data, batch, bound, out, scratch),
-            3 => return self.clipped_sum_direct::<3>(w, data, batch, bound, out, scratch),
-            4 => return self.clipped_sum_direct::<4>(w, data, batch, bound, out, scratch),
+            1 => return softmax_small::clipped_sum::<1>(w, data, batch, bound, out, scratch),
+            2 => return softmax_small::clipped_sum::<2>(w, data, batch, bound, out, scratch),
+            3 => return softmax_small::clipped_sum::<3>(w, data, batch, bound, out, scratch),
+            4 => return softmax_small::clipped_sum::<4>(w, data, batch, bound, out, scratch),
             _ => {}
         }
         // The one-pass kernel clips at tau; automatic clipping's normalization takes the GEMM path.

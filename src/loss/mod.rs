@@ -9,6 +9,7 @@ pub mod logistic;
 pub mod robust;
 pub mod sharp;
 mod softmax_onepass;
+mod softmax_small;
 pub mod tanh_net;
 
 use serde::{Deserialize, Serialize};
