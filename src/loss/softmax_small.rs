@@ -49,20 +49,20 @@ pub(crate) fn clipped_sum<const M: usize>(
         clipped: 0,
         count: batch.len(),
     };
-    let vector = M == 2 && avx2();
-    let mut blocks = batch.chunks_exact(BLOCK);
-    for blk in blocks.by_ref() {
-        let blk: &[usize; BLOCK] = blk.try_into().expect("chunks_exact");
+    let whole = batch.len() / BLOCK * BLOCK;
+    let (blocks, rest) = batch.split_at(whole);
+    if M == 2 && avx2() {
         #[cfg(target_arch = "x86_64")]
-        if vector {
-            // SAFETY: AVX2 was detected at run time (`avx2`); M = 2.
-            unsafe { avx::block2(wt, data, blk, bound, gt, &mut stats) };
-            continue;
+        // SAFETY: AVX2 was detected at run time; M = 2, so wt and gt hold 2 (d + 1) entries.
+        unsafe {
+            avx::blocks2(wt, data, blocks, bound, gt, &mut stats)
+        };
+    } else {
+        for blk in blocks.chunks_exact(BLOCK) {
+            block::<M, BLOCK>(wt, data, blk, bound, gt, &mut stats);
         }
-        let _ = vector;
-        block::<M, BLOCK>(wt, data, blk, bound, gt, &mut stats);
     }
-    for i in blocks.remainder() {
+    for i in rest {
         block::<M, 1>(wt, data, std::slice::from_ref(i), bound, gt, &mut stats);
     }
     for j in 0..M {
@@ -143,70 +143,129 @@ fn clip_rows<const M: usize, const R: usize>(
     bound: PerSampleBound,
     stats: &mut ClipStats,
 ) {
+    if M == 2 {
+        let mut z0: [f64; R] = std::array::from_fn(|r| z[r][0]);
+        let mut z1: [f64; R] = std::array::from_fn(|r| z[r][M - 1]);
+        clip_rows2(&mut z0, &mut z1, xx, data, blk, bound, stats);
+        for r in 0..R {
+            z[r][0] = z0[r];
+            z[r][M - 1] = z1[r];
+        }
+        return;
+    }
     let mut norm = [0.0f64; R];
     for r in 0..R {
         let zr = &mut z[r];
-        if M == 2 {
-            softmax2(zr.as_mut_slice());
-        } else {
-            softmax_in_place(zr);
-        }
-        let y = data.y[blk[r]] as usize;
-        debug_assert!(y < M, "labels are checked by check_data");
+        softmax_in_place(zr);
+        let y = label(data, blk[r], M);
         for (j, v) in zr.iter_mut().enumerate() {
-            // v - 0 = v exactly (also for -0 and NaN): a select, not a store to z[y] that the
-            // next loads of z would wait on
-            *v -= std::hint::select_unpredictable(j == y, 1.0, 0.0);
+            *v -= one_hot(j, y);
         }
         let ee: f64 = zr.iter().map(|v| v * v).sum();
         norm[r] = (ee * (xx[r] + 1.0)).sqrt();
     }
-    // The R clip factors side by side (sqrt, division and the select are correctly rounded
-    // lane by lane: the same values as one at a time).
-    let c: [f64; R] = match bound {
-        PerSampleBound::Clip(tau) => std::array::from_fn(|r| clip_factor(norm[r], tau)),
-        _ => std::array::from_fn(|r| bound.factor(norm[r])),
-    };
+    let c = factors(&norm, bound, stats);
     for r in 0..R {
-        stats.clipped += usize::from(c[r] < 1.0);
         for v in z[r].iter_mut() {
             *v *= c[r];
         }
     }
 }
 
-/// [`softmax_in_place`] for two logits without branches, bit for bit the same: one of the two
-/// is the largest (exp(0) = 1 is not computed), the other's exp is taken, and which is which is
-/// a select. A branch on it would be mispredicted for about half of all samples.
+/// y_i as a class index.
 #[inline(always)]
-fn softmax2(z: &mut [f64]) {
-    let mx = f64::NEG_INFINITY.max(z[0]).max(z[1]);
-    let first_max = z[0] == mx;
-    // the logit that is not (taken as) the largest; if both are, its exp goes unused
-    let other = std::hint::select_unpredictable(first_max, z[1], z[0]);
-    let e = (other - mx).exp();
-    let v0 = std::hint::select_unpredictable(first_max, 1.0, e);
-    let v1 = std::hint::select_unpredictable(z[1] == mx, 1.0, e);
-    let s = (0.0 + v0) + v1;
-    let inv = 1.0 / s;
-    z[0] = v0 * inv;
-    z[1] = v1 * inv;
+fn label(data: &Dataset, i: usize, m: usize) -> usize {
+    let y = data.y[i] as usize;
+    debug_assert!(y < m, "labels are checked by check_data");
+    y
+}
+
+/// 1 for j = y, else 0, as a select: v - 0 = v exactly (also for -0 and NaN), so subtracting it
+/// from every class is e_y's subtraction without a store to z[y] that the next loads of z would
+/// wait on.
+#[inline(always)]
+fn one_hot(j: usize, y: usize) -> f64 {
+    std::hint::select_unpredictable(j == y, 1.0, 0.0)
+}
+
+/// The R clip factors from the ghost norms, side by side (sqrt, division and the select are
+/// correctly rounded lane by lane: the same values as one at a time); counts the clips.
+#[inline(always)]
+fn factors<const R: usize>(
+    norm: &[f64; R],
+    bound: PerSampleBound,
+    stats: &mut ClipStats,
+) -> [f64; R] {
+    let c: [f64; R] = match bound {
+        PerSampleBound::Clip(tau) => std::array::from_fn(|r| clip_factor(norm[r], tau)),
+        _ => std::array::from_fn(|r| bound.factor(norm[r])),
+    };
+    for cr in c {
+        stats.clipped += usize::from(cr < 1.0);
+    }
+    c
+}
+
+/// [`clip_rows`] for two classes, the logits of row r in (z0[r], z1[r]): the softmax of
+/// [`softmax_in_place`] without branches, bit for bit the same. One of the two logits is the
+/// largest (exp(0) = 1 is not computed), the other's exp is taken, and which is which is a
+/// select (a branch on it would be mispredicted for about half of all samples). The R calls to
+/// exp come one after another, so the rest runs lane by lane on whole arrays.
+#[inline(always)]
+fn clip_rows2<const R: usize>(
+    z0: &mut [f64; R],
+    z1: &mut [f64; R],
+    xx: &[f64; R],
+    data: &Dataset,
+    blk: &[usize],
+    bound: PerSampleBound,
+    stats: &mut ClipStats,
+) {
+    let mx: [f64; R] = std::array::from_fn(|r| f64::NEG_INFINITY.max(z0[r]).max(z1[r]));
+    // exp of the logit that is not (taken as) the largest; unused where both are
+    let arg: [f64; R] = std::array::from_fn(|r| {
+        std::hint::select_unpredictable(z0[r] == mx[r], z1[r], z0[r]) - mx[r]
+    });
+    let e: [f64; R] = std::array::from_fn(|r| arg[r].exp());
+    // y_i as a number: y_i == j exactly when the class index is j (labels are integers in
+    // 0..m, checked by check_data), without a float-to-integer conversion per row
+    let y: [f64; R] = std::array::from_fn(|r| data.y[blk[r]]);
+    debug_assert!(y.iter().all(|&v| v == 0.0 || v == 1.0));
+    let hot = |j: f64, y: f64| std::hint::select_unpredictable(y == j, 1.0, 0.0);
+    let mut norm = [0.0f64; R];
+    for r in 0..R {
+        let v0 = std::hint::select_unpredictable(z0[r] == mx[r], 1.0, e[r]);
+        let v1 = std::hint::select_unpredictable(z1[r] == mx[r], 1.0, e[r]);
+        let inv = 1.0 / ((0.0 + v0) + v1);
+        z0[r] = v0 * inv - hot(0.0, y[r]);
+        z1[r] = v1 * inv - hot(1.0, y[r]);
+        // the sum of squares from 0: (0 + a) + b = a + b for a >= 0 or NaN
+        let ee = z0[r] * z0[r] + z1[r] * z1[r];
+        norm[r] = (ee * (xx[r] + 1.0)).sqrt();
+    }
+    let c = factors(&norm, bound, stats);
+    for r in 0..R {
+        z0[r] *= c[r];
+        z1[r] *= c[r];
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::*;
 
-    use super::{BLOCK, ClipStats, Dataset, PerSampleBound, clip_rows};
+    use super::{BLOCK, ClipStats, Dataset, PerSampleBound, clip_rows2};
 
-    /// [`super::block`] for m = 2 and four samples, the same values: the logits with sample r in
-    /// lane r (a 4 x 4 transpose of the rows' features, then per feature one multiply and one
-    /// add per class), and the update of gt with lanes (k, 0), (k, 1), (k + 1, 0), (k + 1, 1).
+    /// [`super::block`] for m = 2 over whole blocks of four samples, the same values: the logits
+    /// with sample r in lane r (a 4 x 4 transpose of the rows' features, then per feature one
+    /// multiply and one add per class), and the update of gt with lanes (k, 0), (k, 1),
+    /// (k + 1, 0), (k + 1, 1). Software-pipelined: the next block's logits are computed before
+    /// this block's softmax, clip factors and update, so their chains of additions overlap.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn block2(
+    pub(super) unsafe fn blocks2(
         wt: &[f64],
         data: &Dataset,
-        blk: &[usize; BLOCK],
+        blocks: &[usize],
         bound: PerSampleBound,
         gt: &mut [f64],
         stats: &mut ClipStats,
@@ -214,14 +273,55 @@ mod avx {
         let d = data.d;
         let (wt_x, wt_b) = wt.split_at(d * 2);
         let (gt_x, gt_b) = gt.split_at_mut(d * 2);
-        assert!(wt_b.len() >= 2 && gt_b.len() >= 2);
-        let row = |r: usize| data.row(blk[r])[..d].as_ptr();
-        let p = [row(0), row(1), row(2), row(3)];
-        let wp = wt_x.as_ptr();
+        assert!(wt_b.len() >= 2 && gt_b.len() >= 2 && wt_x.len() == 2 * d && gt_x.len() == 2 * d);
+        assert_eq!(blocks.len() % BLOCK, 0);
+        let rows = |blk: &[usize]| {
+            let row = |r: usize| data.row(blk[r])[..d].as_ptr();
+            [row(0), row(1), row(2), row(3)]
+        };
+        let mut it = blocks.chunks_exact(BLOCK);
+        let Some(mut blk) = it.next() else { return };
+        let mut p = rows(blk);
+        // SAFETY: every row pointer comes from `rows` (d features each); wt_x and gt_x hold 2 d.
+        let mut cur = unsafe { logits(wt_x.as_ptr(), wt_b, &p, d) };
+        loop {
+            let next = it.next();
+            let ahead = next.map(|nb| {
+                let pn = rows(nb);
+                // SAFETY: as above.
+                (pn, unsafe { logits(wt_x.as_ptr(), wt_b, &pn, d) })
+            });
+            let ([mut z0, mut z1], xx) = cur;
+            clip_rows2(&mut z0, &mut z1, &xx, data, blk, bound, stats);
+            // SAFETY: as above.
+            unsafe { update(gt_x.as_mut_ptr(), &p, &z0, &z1, d) };
+            for r in 0..BLOCK {
+                gt_b[0] += z0[r];
+                gt_b[1] += z1[r];
+            }
+            match (next, ahead) {
+                (Some(nb), Some((pn, z))) => {
+                    (blk, p, cur) = (nb, pn, z);
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// The logits (z_0, z_1) and ||x||^2 of four rows (pointers to d features each), lane r for
+    /// row r, from the transposed weights (2 d, class fastest) and the biases.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn logits(
+        wp: *const f64,
+        wt_b: &[f64],
+        p: &[*const f64; BLOCK],
+        d: usize,
+    ) -> ([[f64; BLOCK]; 2], [f64; BLOCK]) {
         let mut zl = [[0.0f64; BLOCK]; 2];
         let mut xxl = [0.0f64; BLOCK];
-        // SAFETY: every row holds d features and wt_x 2 d weights; k + 4 <= d for the vector
-        // loads, k < d for the scalar ones.
+        // SAFETY: the caller's pointers hold d features and 2 d weights; k + 4 <= d for the
+        // vector loads, k < d for the scalar ones.
         unsafe {
             let mut z0 = _mm256_set1_pd(wt_b[0]);
             let mut z1 = _mm256_set1_pd(wt_b[1]);
@@ -262,14 +362,25 @@ mod avx {
             _mm256_storeu_pd(zl[1].as_mut_ptr(), z1);
             _mm256_storeu_pd(xxl.as_mut_ptr(), xx);
         }
-        let mut z: [[f64; 2]; BLOCK] = std::array::from_fn(|r| [zl[0][r], zl[1][r]]);
-        clip_rows(&mut z, &xxl, data, blk, bound, stats);
-        let gp = gt_x.as_mut_ptr();
-        // SAFETY: gt_x holds 2 d entries: 4 from 2 k with k + 2 <= d, 2 from 2 k with k < d.
+        (zl, xxl)
+    }
+
+    /// gt[k, j] += c_r e_rj x_rk for the four rows in order, entry by entry (gt: d x 2).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn update(
+        gp: *mut f64,
+        p: &[*const f64; BLOCK],
+        z0: &[f64; BLOCK],
+        z1: &[f64; BLOCK],
+        d: usize,
+    ) {
+        // SAFETY: gt holds 2 d entries: 4 from 2 k with k + 2 <= d, 2 from 2 k with k < d; the
+        // rows hold d features.
         unsafe {
             // (c_r e_r0, c_r e_r1) in both halves of a vector
             let e: [__m256d; BLOCK] =
-                std::array::from_fn(|r| _mm256_broadcast_pd(&_mm_loadu_pd(z[r].as_ptr())));
+                std::array::from_fn(|r| _mm256_setr_pd(z0[r], z1[r], z0[r], z1[r]));
             let mut k = 0;
             while k + 2 <= d {
                 let mut g = _mm256_loadu_pd(gp.add(2 * k));
@@ -290,10 +401,6 @@ mod avx {
                 }
                 _mm_storeu_pd(gp.add(2 * k), g);
             }
-        }
-        for zr in &z {
-            gt_b[0] += zr[0];
-            gt_b[1] += zr[1];
         }
     }
 }
