@@ -35,6 +35,20 @@ pub(crate) fn clipped_sum<const M: usize>(
     out: &mut [f64],
     scratch: &mut Scratch,
 ) -> ClipStats {
+    clipped_sum_with::<M>(w, data, batch, bound, out, scratch, M == 2 && avx2())
+}
+
+/// [`clipped_sum`], with `vector` choosing the m = 2 AVX2 blocks (the caller has checked that
+/// AVX2 is there) or the portable ones.
+fn clipped_sum_with<const M: usize>(
+    w: &[f64],
+    data: &Dataset,
+    batch: &[usize],
+    bound: PerSampleBound,
+    out: &mut [f64],
+    scratch: &mut Scratch,
+    vector: bool,
+) -> ClipStats {
     let dd = data.d + 1;
     // wt[k*M + j] = W[j, k]
     let wt = buf(&mut scratch.a, dd * M);
@@ -51,7 +65,8 @@ pub(crate) fn clipped_sum<const M: usize>(
     };
     let whole = batch.len() / BLOCK * BLOCK;
     let (blocks, rest) = batch.split_at(whole);
-    if M == 2 && avx2() {
+    if vector {
+        assert!(M == 2 && avx2());
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX2 was detected at run time; M = 2, so wt and gt hold 2 (d + 1) entries.
         unsafe {
@@ -157,7 +172,7 @@ fn clip_rows<const M: usize, const R: usize>(
     for r in 0..R {
         let zr = &mut z[r];
         softmax_in_place(zr);
-        let y = label(data, blk[r], M);
+        let y = data.y[blk[r]];
         for (j, v) in zr.iter_mut().enumerate() {
             *v -= one_hot(j, y);
         }
@@ -172,20 +187,13 @@ fn clip_rows<const M: usize, const R: usize>(
     }
 }
 
-/// y_i as a class index.
+/// 1 for class j = the label y, else 0, as a select: v - 0 = v exactly (also for -0 and NaN), so
+/// subtracting it from every class is e_y's subtraction without a store to z[y] that the next
+/// loads of z would wait on. The label is compared as a number (labels are integers in 0..m,
+/// checked by check_data), without a float-to-integer conversion per row.
 #[inline(always)]
-fn label(data: &Dataset, i: usize, m: usize) -> usize {
-    let y = data.y[i] as usize;
-    debug_assert!(y < m, "labels are checked by check_data");
-    y
-}
-
-/// 1 for j = y, else 0, as a select: v - 0 = v exactly (also for -0 and NaN), so subtracting it
-/// from every class is e_y's subtraction without a store to z[y] that the next loads of z would
-/// wait on.
-#[inline(always)]
-fn one_hot(j: usize, y: usize) -> f64 {
-    std::hint::select_unpredictable(j == y, 1.0, 0.0)
+fn one_hot(j: usize, y: f64) -> f64 {
+    std::hint::select_unpredictable(y == j as f64, 1.0, 0.0)
 }
 
 /// The R clip factors from the ghost norms, side by side (sqrt, division and the select are
@@ -227,18 +235,14 @@ fn clip_rows2<const R: usize>(
         std::hint::select_unpredictable(z0[r] == mx[r], z1[r], z0[r]) - mx[r]
     });
     let e: [f64; R] = std::array::from_fn(|r| arg[r].exp());
-    // y_i as a number: y_i == j exactly when the class index is j (labels are integers in
-    // 0..m, checked by check_data), without a float-to-integer conversion per row
     let y: [f64; R] = std::array::from_fn(|r| data.y[blk[r]]);
-    debug_assert!(y.iter().all(|&v| v == 0.0 || v == 1.0));
-    let hot = |j: f64, y: f64| std::hint::select_unpredictable(y == j, 1.0, 0.0);
     let mut norm = [0.0f64; R];
     for r in 0..R {
         let v0 = std::hint::select_unpredictable(z0[r] == mx[r], 1.0, e[r]);
         let v1 = std::hint::select_unpredictable(z1[r] == mx[r], 1.0, e[r]);
         let inv = 1.0 / ((0.0 + v0) + v1);
-        z0[r] = v0 * inv - hot(0.0, y[r]);
-        z1[r] = v1 * inv - hot(1.0, y[r]);
+        z0[r] = v0 * inv - one_hot(0, y[r]);
+        z1[r] = v1 * inv - one_hot(1, y[r]);
         // the sum of squares from 0: (0 + a) + b = a + b for a >= 0 or NaN
         let ee = z0[r] * z0[r] + z1[r] * z1[r];
         norm[r] = (ee * (xx[r] + 1.0)).sqrt();
@@ -262,10 +266,10 @@ mod avx {
     /// (k + 1, 0), (k + 1, 1). Software-pipelined: the next block's logits are computed before
     /// this block's softmax, clip factors and update, so their chains of additions overlap.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn blocks2(
+    pub(super) unsafe fn blocks2<'a>(
         wt: &[f64],
         data: &Dataset,
-        blocks: &[usize],
+        blocks: &'a [usize],
         bound: PerSampleBound,
         gt: &mut [f64],
         stats: &mut ClipStats,
@@ -279,31 +283,22 @@ mod avx {
             let row = |r: usize| data.row(blk[r])[..d].as_ptr();
             [row(0), row(1), row(2), row(3)]
         };
+        // a block, its rows and their logits
+        let start = |blk: &'a [usize]| {
+            let p = rows(blk);
+            // SAFETY: every row pointer comes from `rows` (d features each); wt_x holds 2 d.
+            (blk, p, unsafe { logits(wt_x.as_ptr(), wt_b, &p, d) })
+        };
         let mut it = blocks.chunks_exact(BLOCK);
-        let Some(mut blk) = it.next() else { return };
-        let mut p = rows(blk);
-        // SAFETY: every row pointer comes from `rows` (d features each); wt_x and gt_x hold 2 d.
-        let mut cur = unsafe { logits(wt_x.as_ptr(), wt_b, &p, d) };
-        loop {
-            let next = it.next();
-            let ahead = next.map(|nb| {
-                let pn = rows(nb);
-                // SAFETY: as above.
-                (pn, unsafe { logits(wt_x.as_ptr(), wt_b, &pn, d) })
-            });
-            let ([mut z0, mut z1], xx) = cur;
+        let mut cur = it.next().map(start);
+        while let Some((blk, p, ([mut z0, mut z1], xx))) = cur {
+            cur = it.next().map(start);
             clip_rows2(&mut z0, &mut z1, &xx, data, blk, bound, stats);
-            // SAFETY: as above.
+            // SAFETY: gt_x holds 2 d entries; the rows d features each.
             unsafe { update(gt_x.as_mut_ptr(), &p, &z0, &z1, d) };
             for r in 0..BLOCK {
                 gt_b[0] += z0[r];
                 gt_b[1] += z1[r];
-            }
-            match (next, ahead) {
-                (Some(nb), Some((pn, z))) => {
-                    (blk, p, cur) = (nb, pn, z);
-                }
-                _ => return,
             }
         }
     }
@@ -508,32 +503,9 @@ mod tests {
                 let st = loss.bounded_grad_sum(&w, &data, &batch, bound, &mut got, &mut scratch);
                 assert_eq!(bits(&got), bits(&want), "m {M} d {d} |S| {len} {bound:?}");
                 assert_eq!((st.clipped, st.count), (want_clipped, len));
-                // the portable block too, where the vector block ran above
-                let mut stats = ClipStats::default();
-                let mut gt = vec![0.0; M * (d + 1)];
-                let mut wt = vec![0.0; M * (d + 1)];
-                for j in 0..M {
-                    for k in 0..=d {
-                        wt[k * M + j] = w[j * (d + 1) + k];
-                    }
-                }
-                let mut blocks = batch.chunks_exact(BLOCK);
-                for blk in blocks.by_ref() {
-                    block::<M, BLOCK>(&wt, &data, blk, bound, &mut gt, &mut stats);
-                }
-                for i in blocks.remainder() {
-                    block::<M, 1>(
-                        &wt,
-                        &data,
-                        std::slice::from_ref(i),
-                        bound,
-                        &mut gt,
-                        &mut stats,
-                    );
-                }
-                let portable: Vec<f64> = (0..M * (d + 1))
-                    .map(|a| gt[(a % (d + 1)) * M + a / (d + 1)])
-                    .collect();
+                // the portable blocks too, where the vector blocks ran above
+                let mut portable = vec![f64::NAN; M * (d + 1)];
+                clipped_sum_with::<M>(&w, &data, &batch, bound, &mut portable, &mut scratch, false);
                 assert_eq!(bits(&portable), bits(&want), "portable, m {M} d {d}");
             }
         }
