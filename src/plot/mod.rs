@@ -9,6 +9,7 @@ pub use category::{CategoryFigure, Corner};
 use std::path::Path;
 
 use plotters::coord::Shift;
+use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::prelude::*;
 
 use crate::error::{Error, Result};
@@ -65,18 +66,69 @@ pub struct Figure {
 /// A log-axis tick label: "1e-3", "2e-3", "5e-3" at mantissas 1, 2, 5; empty otherwise (so the
 /// labels never crowd).
 pub fn tick(v: f64) -> String {
+    match mantissa(v) {
+        Some((m, e)) if [1, 2, 5].contains(&m) => format!("{m}e{e}"),
+        _ => String::new(),
+    }
+}
+
+/// v = m 10^e with an integer mantissa m in 1..=9 (to 1e-3 relative), or None.
+fn mantissa(v: f64) -> Option<(u32, i32)> {
     if !(v > 0.0 && v.is_finite()) {
-        return String::new();
+        return None;
     }
     let e = v.log10().floor();
     let m = v / 10f64.powf(e);
-    for t in [1.0, 2.0, 5.0, 10.0] {
-        if (m - t).abs() < 1e-3 * t {
-            let (m, e) = if t == 10.0 { (1.0, e + 1.0) } else { (t, e) };
-            return format!("{m}e{e}");
-        }
+    let r = m.round();
+    if (m - r).abs() >= 1e-3 * r {
+        return None;
     }
-    String::new()
+    // m just below 10 rounds up to the next decade
+    let (r, e) = if r >= 10.0 { (1.0, e + 1.0) } else { (r, e) };
+    Some((r as u32, e as i32))
+}
+
+/// The grid of a log axis over [lo, hi]: every m 10^e (m = 1..9) inside it, ascending.
+///
+/// Plotters' own log-axis key points can leave a whole decade without a tick (a verify figure
+/// over phi in [0.002, 0.1] had no label left of 1e-2), so the axes get theirs from here.
+pub fn log_grid(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return Vec::new();
+    }
+    let (e0, e1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    (e0..=e1)
+        .flat_map(|e| (1..=9).map(move |m| m as f64 * 10f64.powi(e)))
+        .filter(|&v| v >= lo && v <= hi)
+        .collect()
+}
+
+/// A log axis over [lo, hi] whose bold (labelled, ticked) points are the grid values that
+/// [`axis_label`] labels and whose light points are the rest of [`log_grid`].
+fn log_axis(lo: f64, hi: f64) -> WithKeyPoints<LogCoord<f64>> {
+    let (bold, light): (Vec<f64>, Vec<f64>) = log_grid(lo, hi)
+        .into_iter()
+        .partition(|&v| !axis_label(v, lo, hi).is_empty());
+    (lo..hi)
+        .log_scale()
+        .with_key_points(bold)
+        .with_light_points(light)
+}
+
+/// The label of grid value v on an axis over [lo, hi]: mantissas 1, 2, 5 ([`tick`]) when at least
+/// two of those fall inside the axis, else every grid value (an axis spanning less than a decade
+/// would otherwise show one label or none).
+pub fn axis_label(v: f64, lo: f64, hi: f64) -> String {
+    let sparse = log_grid(lo, hi)
+        .into_iter()
+        .filter(|&g| !tick(g).is_empty())
+        .count()
+        < 2;
+    match mantissa(v) {
+        Some((m, e)) if sparse => format!("{m}e{e}"),
+        Some(_) => tick(v),
+        None => String::new(),
+    }
 }
 
 /// A color-blind friendly palette (Okabe-Ito).
@@ -329,7 +381,7 @@ impl Render for Figure {
             .margin(12)
             .x_label_area_size(48)
             .y_label_area_size(78)
-            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
+            .build_cartesian_2d(log_axis(x0, x1), log_axis(y0, y1))?;
         chart
             .configure_mesh()
             .x_desc(&self.x_label)
@@ -338,9 +390,10 @@ impl Render for Figure {
             .axis_desc_style(("sans-serif", 18))
             .x_labels(30)
             .y_labels(30)
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
-            .light_line_style(WHITE.mix(0.0))
+            .x_label_formatter(&|v| axis_label(*v, x0, x1))
+            .y_label_formatter(&|v| axis_label(*v, y0, y1))
+            .bold_line_style(BLACK.mix(0.25))
+            .light_line_style(BLACK.mix(0.08))
             .draw()?;
         draw_series(
             &mut chart,
@@ -351,5 +404,43 @@ impl Render for Figure {
         )?;
         draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The x axis of a verify figure over phi in [0.002, 0.1] (range padded by 1.25 each side):
+    /// every decade it crosses has grid lines, and 2e-3 and 5e-3 are labelled.
+    #[test]
+    fn log_axis_labels_every_decade() {
+        let (lo, hi) = (0.002 / 1.25, 0.1 * 1.25);
+        let grid = log_grid(lo, hi);
+        assert_eq!(grid.first().map(|v| mantissa(*v)), Some(Some((2, -3))));
+        assert_eq!(grid.last().map(|v| mantissa(*v)), Some(Some((1, -1))));
+        assert_eq!(grid.len(), 8 + 9 + 1);
+        let labels: Vec<String> = grid
+            .iter()
+            .map(|&v| axis_label(v, lo, hi))
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(
+            labels,
+            ["2e-3", "5e-3", "1e-2", "2e-2", "5e-2", "1e-1"].map(String::from)
+        );
+    }
+
+    /// An axis inside one decade with at most one of 1, 2, 5 labels every grid value.
+    #[test]
+    fn narrow_log_axis_labels_every_grid_value() {
+        let labels: Vec<String> = log_grid(0.25, 0.45)
+            .iter()
+            .map(|&v| axis_label(v, 0.25, 0.45))
+            .collect();
+        assert_eq!(labels, ["3e-1", "4e-1"].map(String::from));
+        assert_eq!(tick(3e-4), "");
+        assert_eq!(tick(0.00999999999), "1e-2");
+        assert_eq!(tick(2e5), "2e5");
     }
 }
