@@ -349,6 +349,30 @@ impl<'a> Stepper<'a> {
         let cfg = &self.alg.cfg;
         let tau = cfg.clip_norm.at(t);
         let eta = cfg.learning_rate.at(t);
+        let stats = self.sample_and_sum(|batch, grad, scratch| {
+            loss.clipped_grad_sum(w, data, batch, tau, grad, scratch)
+        });
+        let sigma = self.alg.noise.sigma_per_tau * tau;
+        if sigma > 0.0 {
+            self.noisy_update(w, eta, sigma);
+        } else {
+            // Divide by the expected batch size b, not |S_t| (Algorithm 1, line 4).
+            let inv_b = 1.0 / self.alg.cfg.batch_size;
+            for (wi, gi) in w.iter_mut().zip(&self.grad) {
+                *wi -= eta * gi * inv_b;
+            }
+        }
+        self.alg.cfg.projection.apply(w);
+        stats
+    }
+
+    /// Draws S_t (Algorithm 1, line 3) and sets `grad` to `sum(S_t, grad, scratch)`, the bounded
+    /// sum over S_t (zero for an empty batch), counting sampled and clipped samples.
+    #[inline(always)]
+    fn sample_and_sum(
+        &mut self,
+        sum: impl FnOnce(&[usize], &mut [f64], &mut Scratch) -> ClipStats,
+    ) -> ClipStats {
         self.alg
             .sampler
             .sample_into(&mut self.sampling, &mut self.batch);
@@ -356,25 +380,23 @@ impl<'a> Stepper<'a> {
             self.grad.fill(0.0);
             ClipStats::default()
         } else {
-            loss.clipped_grad_sum(w, data, &self.batch, tau, &mut self.grad, &mut self.scratch)
+            sum(&self.batch, &mut self.grad, &mut self.scratch)
         };
         self.sampled += stats.count;
         self.clipped += stats.clipped;
-        // Divide by the expected batch size b, not |S_t| (Algorithm 1, line 4).
-        let inv_b = 1.0 / cfg.batch_size;
-        let sigma = self.alg.noise.sigma_per_tau * tau;
-        if sigma > 0.0 {
-            for (wi, gi) in w.iter_mut().zip(&self.grad) {
-                let z: f64 = StandardNormal.sample(&mut self.noise);
-                *wi -= eta * (gi * inv_b + sigma * z);
-            }
-        } else {
-            for (wi, gi) in w.iter_mut().zip(&self.grad) {
-                *wi -= eta * gi * inv_b;
-            }
-        }
-        cfg.projection.apply(w);
         stats
+    }
+
+    /// w_j <- w_j - eta (grad_j / b + sigma z_j), with z_j ~ N(0, 1) drawn from the noise stream
+    /// in coordinate order (Algorithm 1, line 4: the sum divided by the expected batch size b,
+    /// not |S_t|).
+    #[inline(always)]
+    fn noisy_update(&mut self, w: &mut [f64], eta: f64, sigma: f64) {
+        let inv_b = 1.0 / self.alg.cfg.batch_size;
+        for (wi, gi) in w.iter_mut().zip(&self.grad) {
+            let z: f64 = StandardNormal.sample(&mut self.noise);
+            *wi -= eta * (gi * inv_b + sigma * z);
+        }
     }
 }
 
@@ -394,33 +416,14 @@ impl Stepper<'_> {
         bound: PerSampleBound,
         sum_sd: f64,
     ) -> ClipStats {
-        let cfg = &self.alg.cfg;
-        let eta = cfg.learning_rate.at(t);
-        self.alg
-            .sampler
-            .sample_into(&mut self.sampling, &mut self.batch);
-        let stats = if self.batch.is_empty() {
-            self.grad.fill(0.0);
-            ClipStats::default()
-        } else {
-            loss.bounded_grad_sum(
-                w,
-                data,
-                &self.batch,
-                bound,
-                &mut self.grad,
-                &mut self.scratch,
-            )
-        };
-        self.sampled += stats.count;
-        self.clipped += stats.clipped;
-        let inv_b = 1.0 / cfg.batch_size;
-        let sigma = sum_sd * inv_b;
-        for (wi, gi) in w.iter_mut().zip(&self.grad) {
-            let z: f64 = StandardNormal.sample(&mut self.noise);
-            *wi -= eta * (gi * inv_b + sigma * z);
-        }
-        cfg.projection.apply(w);
+        let eta = self.alg.cfg.learning_rate.at(t);
+        let stats = self.sample_and_sum(|batch, grad, scratch| {
+            loss.bounded_grad_sum(w, data, batch, bound, grad, scratch)
+        });
+        // the noise sd on the mean, sum_sd (1 / b)
+        let inv_b = 1.0 / self.alg.cfg.batch_size;
+        self.noisy_update(w, eta, sum_sd * inv_b);
+        self.alg.cfg.projection.apply(w);
         stats
     }
 
