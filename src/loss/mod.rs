@@ -74,14 +74,15 @@ impl RowNorms {
     /// Computes the norms of `data`'s rows (O(n d), allocates). Crate-private: the caller must keep
     /// `data` alive and unchanged while the norms are used (the [`crate::dpsgd::Stepper`] borrows it).
     pub(crate) fn fill(&mut self, data: &Dataset) {
-        let rows = || data.x.chunks_exact(data.d);
         self.sq.clear();
-        self.sq.extend(rows().map(|r| dot(r, r)));
         self.norm.clear();
-        self.norm.extend(self.sq.iter().map(|v| v.sqrt()));
         self.zero.clear();
-        self.zero
-            .extend(rows().map(|r| r.iter().all(|&v| v == 0.0)));
+        for r in data.x.chunks_exact(data.d) {
+            let sq = dot(r, r);
+            self.sq.push(sq);
+            self.norm.push(sq.sqrt());
+            self.zero.push(r.iter().all(|&v| v == 0.0));
+        }
         self.key = Some(Self::key(data));
     }
 
@@ -163,6 +164,22 @@ pub(crate) fn accumulate<const D: usize, R>(out: &mut [f64], f: impl FnOnce(&mut
         let r = f(&mut acc);
         out[..D].copy_from_slice(&acc);
         r
+    }
+}
+
+/// Whether this is x86-64 with AVX2 (and FMA, when `fma`), detected at run time: the vector
+/// kernels' gate (false on every other architecture).
+#[inline]
+pub(crate) fn x86_has_avx2(fma: bool) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+            && (!fma || std::arch::is_x86_feature_detected!("fma"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = fma;
+        false
     }
 }
 

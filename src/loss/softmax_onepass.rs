@@ -31,14 +31,7 @@ pub(crate) fn padded(m: usize) -> usize {
 
 /// True when this machine can run the kernel (x86-64 with AVX2 and FMA, detected at run time).
 pub(crate) fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    super::x86_has_avx2(true)
 }
 
 /// wt (row-major (d + 1) x mp) = W^T of the row-major m x (d + 1) matrix `w`, padded with zeros.

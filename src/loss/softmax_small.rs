@@ -90,14 +90,7 @@ fn clipped_sum_with<const M: usize>(
 
 /// True when the m = 2 vector block can run (x86-64 with AVX2, detected at run time).
 fn avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    super::x86_has_avx2(false)
 }
 
 /// R samples `blk`: gt ((d + 1) x M, transposed, bias row last) += sum_r c_r e_r x~_r^T from the
