@@ -197,6 +197,8 @@ fn factors<const R: usize>(
     bound: PerSampleBound,
     stats: &mut ClipStats,
 ) -> [f64; R] {
+    // The match outside the lanes (not bound.factor per lane), so that the clipping case is
+    // one branch-free vector division and select over the R lanes.
     let c: [f64; R] = match bound {
         PerSampleBound::Clip(tau) => std::array::from_fn(|r| clip_factor(norm[r], tau)),
         _ => std::array::from_fn(|r| bound.factor(norm[r])),

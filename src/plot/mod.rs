@@ -104,28 +104,33 @@ pub fn log_grid(lo: f64, hi: f64) -> Vec<f64> {
 }
 
 /// A log axis over [lo, hi] whose bold (labelled, ticked) points are the grid values that
-/// [`axis_label`] labels and whose light points are the rest of [`log_grid`].
-fn log_axis(lo: f64, hi: f64) -> WithKeyPoints<LogCoord<f64>> {
+/// [`axis_label`] labels and whose light points are the rest of [`log_grid`]; `all` as there.
+fn log_axis(lo: f64, hi: f64, all: bool) -> WithKeyPoints<LogCoord<f64>> {
     let (bold, light): (Vec<f64>, Vec<f64>) = log_grid(lo, hi)
         .into_iter()
-        .partition(|&v| !axis_label(v, lo, hi).is_empty());
+        .partition(|&v| !axis_label(v, all).is_empty());
     (lo..hi)
         .log_scale()
         .with_key_points(bold)
         .with_light_points(light)
 }
 
-/// The label of grid value v on an axis over [lo, hi]: mantissas 1, 2, 5 ([`tick`]) when at least
-/// two of those fall inside the axis, else every grid value (an axis spanning less than a decade
-/// would otherwise show one label or none).
-pub fn axis_label(v: f64, lo: f64, hi: f64) -> String {
-    let sparse = log_grid(lo, hi)
+/// Whether an axis over [lo, hi] labels every grid value: when fewer than two of its grid values
+/// have mantissa 1, 2 or 5 (an axis spanning less than a decade would otherwise show one label
+/// or none).
+pub fn label_all(lo: f64, hi: f64) -> bool {
+    log_grid(lo, hi)
         .into_iter()
         .filter(|&g| !tick(g).is_empty())
         .count()
-        < 2;
+        < 2
+}
+
+/// The label of grid value v: its value if `all` ([`label_all`]), else only at mantissas 1, 2, 5
+/// ([`tick`]).
+pub fn axis_label(v: f64, all: bool) -> String {
     match mantissa(v) {
-        Some((m, e)) if sparse => format!("{m}e{e}"),
+        Some((m, e)) if all => format!("{m}e{e}"),
         Some(_) => tick(v),
         None => String::new(),
     }
@@ -376,12 +381,13 @@ impl Render for Figure {
     fn render<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
         let ((x0, x1), (y0, y1)) = self.range();
+        let (x_all, y_all) = (label_all(x0, x1), label_all(y0, y1));
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, ("sans-serif", 22))
             .margin(12)
             .x_label_area_size(48)
             .y_label_area_size(78)
-            .build_cartesian_2d(log_axis(x0, x1), log_axis(y0, y1))?;
+            .build_cartesian_2d(log_axis(x0, x1, x_all), log_axis(y0, y1, y_all))?;
         chart
             .configure_mesh()
             .x_desc(&self.x_label)
@@ -390,8 +396,8 @@ impl Render for Figure {
             .axis_desc_style(("sans-serif", 18))
             .x_labels(30)
             .y_labels(30)
-            .x_label_formatter(&|v| axis_label(*v, x0, x1))
-            .y_label_formatter(&|v| axis_label(*v, y0, y1))
+            .x_label_formatter(&|v| axis_label(*v, x_all))
+            .y_label_formatter(&|v| axis_label(*v, y_all))
             .bold_line_style(BLACK.mix(0.25))
             .light_line_style(BLACK.mix(0.08))
             .draw()?;
@@ -422,7 +428,7 @@ mod tests {
         assert_eq!(grid.len(), 8 + 9 + 1);
         let labels: Vec<String> = grid
             .iter()
-            .map(|&v| axis_label(v, lo, hi))
+            .map(|&v| axis_label(v, label_all(lo, hi)))
             .filter(|l| !l.is_empty())
             .collect();
         assert_eq!(
@@ -436,7 +442,7 @@ mod tests {
     fn narrow_log_axis_labels_every_grid_value() {
         let labels: Vec<String> = log_grid(0.25, 0.45)
             .iter()
-            .map(|&v| axis_label(v, 0.25, 0.45))
+            .map(|&v| axis_label(v, label_all(0.25, 0.45)))
             .collect();
         assert_eq!(labels, ["3e-1", "4e-1"].map(String::from));
         assert_eq!(tick(3e-4), "");
