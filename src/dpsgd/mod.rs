@@ -235,24 +235,10 @@ impl DpSgd {
         replicate: u64,
         observe: &mut dyn FnMut(usize, &[f64]),
     ) -> Result<RunOutput> {
-        if data.n != self.n {
-            return Err(Error::param(format!(
-                "dimension mismatch: configured for n = {}, data has n = {}",
-                self.n, data.n
-            )));
-        }
-        loss.check_data(data)?;
-        let p = loss.param_dim();
+        let (mut w, mut stepper) = self.begin(loss, data, seed, replicate)?;
+        let p = w.len();
         let steps = self.cfg.steps;
-        let mut w = self.initial_point(p, &mut stream(seed, replicate, Purpose::Init))?;
         let t_hat = stream(seed, replicate, Purpose::IterateChoice).random_range(0..steps);
-        let mut stepper = Stepper::new(
-            self,
-            loss,
-            data,
-            stream(seed, replicate, Purpose::Sampling),
-            stream(seed, replicate, Purpose::Noise),
-        );
         let mut w_avg = vec![0.0; p];
         let mut w_hat = Vec::new();
         for t in 0..steps {
@@ -284,6 +270,78 @@ impl DpSgd {
             sigma_n: self.noise.sigma_per_tau * self.cfg.clip_norm.at(0),
             noise_multiplier: self.noise.multiplier,
         })
+    }
+
+    /// The run's start: the checks, w_0 and the stepper with the run's streams, all derived
+    /// from (seed, replicate) by purpose, so every run method draws the same values.
+    fn begin<'a>(
+        &'a self,
+        loss: &dyn Loss,
+        data: &'a Dataset,
+        seed: u64,
+        replicate: u64,
+    ) -> Result<(Vec<f64>, Stepper<'a>)> {
+        if data.n != self.n {
+            return Err(Error::param(format!(
+                "dimension mismatch: configured for n = {}, data has n = {}",
+                self.n, data.n
+            )));
+        }
+        loss.check_data(data)?;
+        let w = self.initial_point(
+            loss.param_dim(),
+            &mut stream(seed, replicate, Purpose::Init),
+        )?;
+        let stepper = Stepper::new(
+            self,
+            loss,
+            data,
+            stream(seed, replicate, Purpose::Sampling),
+            stream(seed, replicate, Purpose::Noise),
+        );
+        Ok((w, stepper))
+    }
+
+    /// The iterates w_t at the steps `at` (sorted; a repeated step is observed once per
+    /// repeat), with the same streams as [`DpSgd::run_observed`], so the same w_t bit for bit.
+    /// The run stops at the last of them: no step after it can change what is observed, and
+    /// the output rule is not applied. This is how `verify` estimates the risk of the random
+    /// iterate at K pre-drawn steps: the last of K uniform steps is about T K / (K + 1), so the
+    /// run saves about T / (K + 1) steps.
+    pub fn observe_at(
+        &self,
+        loss: &dyn Loss,
+        data: &Dataset,
+        seed: u64,
+        replicate: u64,
+        at: &[usize],
+        mut observe: impl FnMut(usize, &[f64]),
+    ) -> Result<()> {
+        if let Some(&t) = at.iter().find(|&&t| t > self.cfg.steps) {
+            return Err(Error::param(format!(
+                "iterate {t} requested from a run of {} steps",
+                self.cfg.steps
+            )));
+        }
+        if !at.is_sorted() {
+            return Err(Error::param("the observed steps must be sorted"));
+        }
+        let (mut w, mut stepper) = self.begin(loss, data, seed, replicate)?;
+        let mut rest = at;
+        for t in 0..=self.cfg.steps {
+            while let Some((&first, tail)) = rest.split_first()
+                && first == t
+            {
+                observe(t, &w);
+                rest = tail;
+            }
+            // every requested step is at most T, so this ends the loop by t = T
+            if rest.is_empty() {
+                break;
+            }
+            stepper.step(loss, data, t, &mut w);
+        }
+        Ok(())
     }
 }
 

@@ -623,19 +623,15 @@ pub fn run_replicate(
             .collect();
         at.sort_unstable();
         let mut acc = 0.0;
-        let mut j = 0;
-        alg.run_observed(loss.as_ref(), &data, rs, r as u64, &mut |t, w| {
-            while j < at.len() && at[j] == t {
-                acc += risk_at(
-                    loss.as_ref(),
-                    &data,
-                    w,
-                    reference.f_star,
-                    grad_risk,
-                    &mut gbuf,
-                );
-                j += 1;
-            }
+        alg.observe_at(loss.as_ref(), &data, rs, r as u64, &at, |_, w| {
+            acc += risk_at(
+                loss.as_ref(),
+                &data,
+                w,
+                reference.f_star,
+                grad_risk,
+                &mut gbuf,
+            );
         })?;
         total += acc / spec.iterates as f64;
     }

@@ -152,6 +152,35 @@ fn output_rules_return_the_right_iterates() {
     }
 }
 
+/// `observe_at` (verify's risk estimate) sees the same w_t as a full run, bit for bit, once per
+/// repeat of t, in order, including w_0 and w_T; unsorted or out-of-range steps are refused.
+#[test]
+fn observe_at_sees_the_full_runs_iterates() {
+    let data = logistic_data(300, 4, 5);
+    let loss = SoftmaxLoss::new(4, 3);
+    let mut c = cfg(40, 30.0, 0.5, 1.0, NoiseSpec::Multiplier { z: 1.0 });
+    c.projection = Projection::L2Ball { radius: 2.0 };
+    let alg = DpSgd::new(c, data.n, None).unwrap();
+    let mut traj: Vec<Vec<f64>> = Vec::new();
+    alg.run_observed(&loss, &data, 9, 2, &mut |_, w| traj.push(w.to_vec()))
+        .unwrap();
+    for at in [vec![0, 3, 3, 17, 39], vec![5, 40, 40], vec![0], vec![]] {
+        let mut seen: Vec<(usize, Vec<f64>)> = Vec::new();
+        alg.observe_at(&loss, &data, 9, 2, &at, |t, w| seen.push((t, w.to_vec())))
+            .unwrap();
+        let want: Vec<(usize, Vec<f64>)> = at.iter().map(|&t| (t, traj[t].clone())).collect();
+        assert_eq!(seen, want, "at {at:?}");
+    }
+    assert!(
+        alg.observe_at(&loss, &data, 9, 2, &[3, 2], |_, _| {})
+            .is_err()
+    );
+    assert!(
+        alg.observe_at(&loss, &data, 9, 2, &[41], |_, _| {})
+            .is_err()
+    );
+}
+
 /// that ~ unif{0..T-1}: over 4000 replicates with T = 8 each count is Binomial(4000, 1/8),
 /// mean 500, sd 20.9; every count within 4 sd.
 #[test]
