@@ -317,14 +317,14 @@ impl DpSgd {
         at: &[usize],
         mut observe: impl FnMut(usize, &[f64]),
     ) -> Result<()> {
-        if let Some(&t) = at.iter().find(|&&t| t > self.cfg.steps) {
+        if !at.is_sorted() {
+            return Err(Error::param("the observed steps must be sorted"));
+        }
+        if let Some(&t) = at.last().filter(|&&t| t > self.cfg.steps) {
             return Err(Error::param(format!(
                 "iterate {t} requested from a run of {} steps",
                 self.cfg.steps
             )));
-        }
-        if !at.is_sorted() {
-            return Err(Error::param("the observed steps must be sorted"));
         }
         let (mut w, mut stepper) = self.begin(loss, data, seed, replicate)?;
         let mut rest = at;
