@@ -366,8 +366,8 @@ impl<'a> Stepper<'a> {
     /// A stepper for `loss` on `data` with its sampling and noise streams.
     ///
     /// Every buffer is sized here for batches up to b + 8 sqrt(b) + 16 (the batch size is
-    /// Binomial(n, q), so a larger batch has probability below 1e-15 per step), by one clipped-sum
-    /// call on such a batch; after that the step loop does not allocate. The row norms of `data`
+    /// Binomial(n, q), so a larger batch has probability below 1e-15 per step), by clipped-sum
+    /// calls on such a batch; after that the step loop does not allocate. The row norms of `data`
     /// are computed here once ([`crate::loss::RowNorms`]); the stepper borrows `data` for its
     /// lifetime, and steps on another data set compute them per row.
     pub fn new(
@@ -386,7 +386,11 @@ impl<'a> Stepper<'a> {
         let mut scratch = Scratch::default();
         scratch.rows.fill(data);
         let w = vec![0.0; p];
-        loss.clipped_grad_sum(&w, data, &batch, 1.0, &mut grad, &mut scratch);
+        // twice at one tau: a table filled when tau repeats ([`crate::loss::LabelClip`]) is
+        // allocated here too, and a later tau refills it in place
+        for _ in 0..2 {
+            loss.clipped_grad_sum(&w, data, &batch, 1.0, &mut grad, &mut scratch);
+        }
         batch.clear();
         Stepper {
             alg,

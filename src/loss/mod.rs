@@ -46,6 +46,52 @@ pub struct Scratch {
     pub parts: Vec<Scratch>,
     /// ||x_i||^2 and ||x_i|| of every row of the run's data set, when the caller filled them.
     pub rows: RowNorms,
+    /// The clip factors of a loss whose G_i is the label, at the last repeated tau.
+    pub label_clip: LabelClip,
+}
+
+/// For a loss with G_i = y_i ([`LipschitzForm::Label`]: the weighted sharp loss), the clip factor
+/// c_i = clip_factor(y_i, tau) does not depend on w, so at a fixed tau the products c_i y_i and
+/// whether c_i < 1 are per-row constants. They are filled (O(n)) the second time in a row that a
+/// step uses the same tau, so a constant clip norm costs one division per sample instead of two,
+/// and a schedule that changes tau every step never pays the O(n). Values are computed exactly as
+/// the kernel computes them, so results are bit-identical with or without the table. Like
+/// [`RowNorms`], they are used only for the data set the row norms were filled from (which the
+/// [`crate::dpsgd::Stepper`] keeps borrowed and unchanged).
+#[derive(Debug, Default, Clone)]
+pub struct LabelClip {
+    /// (data set key, tau's bits) the table holds.
+    key: Option<((usize, usize, usize), u64)>,
+    /// tau of the previous call, when the table was not used.
+    last_tau: Option<u64>,
+    /// c_i y_i, then whether c_i < 1, per row.
+    pub(crate) scaled: Vec<(f64, bool)>,
+}
+
+impl LabelClip {
+    /// The table for `data` at `tau`, filling it on the second consecutive call with the same tau;
+    /// `None` on the first such call or when `rows` was not filled from `data`.
+    #[inline]
+    pub(crate) fn at(
+        &mut self,
+        rows: &RowNorms,
+        data: &Dataset,
+        tau: f64,
+    ) -> Option<&[(f64, bool)]> {
+        let data_key = rows.of(data).map(|_| RowNorms::key(data))?;
+        let key = Some((data_key, tau.to_bits()));
+        if self.key != key {
+            if self.last_tau != Some(tau.to_bits()) {
+                self.last_tau = Some(tau.to_bits());
+                return None;
+            }
+            self.scaled.clear();
+            self.scaled
+                .extend(data.y.iter().map(|&y| sharp::scaled_weight(y, tau)));
+            self.key = key;
+        }
+        Some(&self.scaled)
+    }
 }
 
 /// ||x_i||^2 = `dot(x_i, x_i)`, ||x_i|| and whether x_i = 0, for every row of one data set,
@@ -651,6 +697,51 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+    /// The sharp loss's table of c_i a_i ([`LabelClip`]) gives the sum bit for bit as computed
+    /// without it, through a sequence of clip norms that fills the table, changes tau (the table
+    /// must not be reused at another tau) and returns to an earlier one; with weights 0, weights
+    /// equal to tau, and centers equal to w (r = 0, skipped, so not counted as clipped).
+    #[test]
+    fn sharp_label_table_is_bit_identical() {
+        for d in [2, 5, 33] {
+            let n = 60;
+            let x: Vec<f64> = (0..n * d)
+                .map(|j| ((j * 7919) % 103) as f64 / 17.0 - 3.0)
+                .collect();
+            let y: Vec<f64> = (0..n)
+                .map(|i| match i % 5 {
+                    0 => 0.0,
+                    1 => 1.0,
+                    _ => ((i * 37) % 23) as f64 / 7.0 + 0.01,
+                })
+                .collect();
+            let data = Dataset::new(x, y, d).unwrap();
+            let loss = SharpLoss::new(d);
+            let batch: Vec<usize> = (0..n).chain([7, 2, 0]).collect();
+            // w equal to row 3's center: that sample has r = 0
+            let w = data.row(3).to_vec();
+            let mut cached = Scratch::default();
+            cached.rows.fill(&data);
+            let taus = [1.0, 1.0, 1.0, 2.5, 2.5, 0.3, 1.0, 1.0, 2.5, 2.5, 2.5];
+            let mut used = 0;
+            for (t, &tau) in taus.iter().enumerate() {
+                let (mut a, mut b) = (vec![1.0; d], vec![2.0; d]);
+                let sa = loss.clipped_grad_sum(&w, &data, &batch, tau, &mut a, &mut cached);
+                used += usize::from(cached.label_clip.key.is_some_and(|k| k.1 == tau.to_bits()));
+                let sb =
+                    loss.clipped_grad_sum(&w, &data, &batch, tau, &mut b, &mut Scratch::default());
+                assert_eq!(sa, sb, "d {d} step {t} tau {tau}");
+                assert!(
+                    sa.clipped > 0 && sa.clipped < batch.len(),
+                    "tau {tau} clips some"
+                );
+                let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&a), bits(&b), "d {d} step {t} tau {tau}");
+            }
+            // the table served the repeated taus (steps 1, 2, 4, 7, 9, 10), so it was tested
+            assert_eq!(used, 6, "d {d}");
         }
     }
 }

@@ -33,6 +33,13 @@ fn dist(w: &[f64], c: &[f64]) -> f64 {
         .sqrt()
 }
 
+/// (c a, c < 1) for the clip factor c = clip_factor(a, tau) of a sample with weight a = G_i.
+#[inline]
+pub(crate) fn scaled_weight(a: f64, tau: f64) -> (f64, bool) {
+    let c = clip_factor(a, tau);
+    (c * a, c < 1.0)
+}
+
 /// G(x, a) = a: the gradient a (w - w*) / ||w - w*|| has norm a everywhere but at w*.
 pub fn lipschitz_form() -> LipschitzForm {
     LipschitzForm::Label
@@ -78,21 +85,28 @@ impl Loss for SharpLoss {
         batch: &[usize],
         tau: f64,
         out: &mut [f64],
-        _scratch: &mut Scratch,
+        scratch: &mut Scratch,
     ) -> ClipStats {
-        by_dim!(data.d, sharp_sum(w, data, batch, tau, out))
+        match scratch.label_clip.at(&scratch.rows, data, tau) {
+            Some(table) => by_dim!(data.d, sharp_sum(w, data, batch, out, |i| table[i])),
+            None => {
+                let scaled = |i: usize| scaled_weight(data.y[i], tau);
+                by_dim!(data.d, sharp_sum(w, data, batch, out, scaled))
+            }
+        }
     }
 }
 
 /// The weighted sharp loss's clipped sum with d = D known at compile time (D = 0: read at run
-/// time); see [`by_dim`].
+/// time); see [`by_dim`]. `scaled(i)` is (c_i a_i, c_i < 1) for the clip factor c_i =
+/// clip_factor(a_i, tau), computed or read from the table of [`super::LabelClip`].
 #[inline]
 fn sharp_sum<const D: usize>(
     w: &[f64],
     data: &Dataset,
     batch: &[usize],
-    tau: f64,
     out: &mut [f64],
+    scaled: impl Fn(usize) -> (f64, bool),
 ) -> ClipStats {
     let w = fixed::<D>(w);
     accumulate::<D, _>(out, |out| {
@@ -102,17 +116,15 @@ fn sharp_sum<const D: usize>(
         };
         let mut total = 0.0;
         for &i in batch {
-            let (c_i, a) = (fixed::<D>(data.row(i)), data.y[i]);
+            let c_i = fixed::<D>(data.row(i));
             let r = dist(w, c_i);
             if r == 0.0 {
                 continue;
             }
-            let c = clip_factor(a, tau);
-            if c < 1.0 {
-                stats.clipped += 1;
-            }
+            let (ca, clipped) = scaled(i);
+            stats.clipped += usize::from(clipped);
             // accumulate -(c a / r) w*_i; the w part is summed as a scalar
-            let s = c * a / r;
+            let s = ca / r;
             axpy(-s, c_i, out);
             total += s;
         }
