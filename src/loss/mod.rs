@@ -65,7 +65,7 @@ pub struct LabelClip {
     /// tau of the previous call, when the table was not used.
     last_tau: Option<u64>,
     /// c_i y_i, then whether c_i < 1, per row.
-    pub(crate) scaled: Vec<(f64, bool)>,
+    scaled: Vec<(f64, bool)>,
 }
 
 impl LabelClip {
@@ -78,8 +78,7 @@ impl LabelClip {
         data: &Dataset,
         tau: f64,
     ) -> Option<&[(f64, bool)]> {
-        let data_key = rows.of(data).map(|_| RowNorms::key(data))?;
-        let key = Some((data_key, tau.to_bits()));
+        let key = rows.of(data)?.key.map(|k| (k, tau.to_bits()));
         if self.key != key {
             if self.last_tau != Some(tau.to_bits()) {
                 self.last_tau = Some(tau.to_bits());
@@ -622,6 +621,10 @@ impl LossSpec {
 mod tests {
     use super::*;
 
+    fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|t| t.to_bits()).collect()
+    }
+
     /// The clip factor equals the definition of Eq. (2) with the z = 0 convention, bit for bit,
     /// at zero (both signs), subnormal, tied, huge, infinite and NaN norms and clip norms
     /// (`(tau / norm).min(1.0)`, also branch-free, fails at norm = -0.0).
@@ -687,7 +690,6 @@ mod tests {
                         let mut plain = Scratch::default();
                         let sb = loss.clipped_grad_sum(&w, &data, batch, tau, &mut b, &mut plain);
                         assert_eq!(sa, sb, "{} d {d}", loss.name());
-                        let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
                         assert_eq!(
                             bits(&a),
                             bits(&b),
@@ -737,7 +739,6 @@ mod tests {
                     sa.clipped > 0 && sa.clipped < batch.len(),
                     "tau {tau} clips some"
                 );
-                let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&a), bits(&b), "d {d} step {t} tau {tau}");
             }
             // the table served the repeated taus (steps 1, 2, 4, 7, 9, 10), so it was tested
