@@ -38,9 +38,21 @@ use super::rdp::RdpAccountant;
 use super::validate::{check_delta, check_q, check_steps, check_z};
 use crate::error::{Error, Result};
 
-/// P-mass allowed to be pushed to +inf (upper tail) or up to the first atom (lower tail) by the
-/// one-step truncation, and the Chernoff bound on the T-fold loss outside the FFT window (per side).
+/// Cap on the P-mass pushed to +inf (upper tail) or up to the first atom (lower tail) by the
+/// one-step truncation, and on the Chernoff bound of the T-fold loss outside the FFT window (per
+/// side): the values used before the budget of [`TAIL_SHARE`], kept wherever they are smaller, so
+/// that results at ordinary delta did not change.
 const TAIL: f64 = 1e-15;
+
+/// The share of delta the truncated tails may hold in all ([`Budget`]): the P-mass placed
+/// pessimistically by the truncations (to +inf, up to the first kept atom, or wrapped by the
+/// circular convolution) is at most `TAIL_SHARE * delta` in each direction, so it moves
+/// delta(eps) by at most that much, and epsilon by at most the `tail` part of the error estimate.
+pub const TAIL_SHARE: f64 = 1e-3;
+
+/// The smallest per-step level at which the one-step profile H is evaluated to define the top of
+/// the grid: below it `norm_sf` nears the subnormal range and H loses its relative accuracy.
+const MIN_LEVEL: f64 = 1e-290;
 
 /// Memory one PLD query may allocate, in bytes (its grids, FFT buffers and cached FFT plans),
 /// as estimated by [`PldGrid::bytes`] before anything is allocated.
@@ -58,6 +70,46 @@ const ONE_STEP_WORDS: f64 = 9.0;
 /// f64 words per point of N for one cached pair of forward and inverse FFT plans (twiddles);
 /// measured with `/usr/bin/time -v`, see the tests of [`PldGrid::bytes`].
 const PLAN_WORDS: f64 = 3.0;
+
+/// The tail masses one query may place pessimistically, from its delta and T: the total
+/// b = [`TAIL_SHARE`] delta is split as T top <= b/4 (one-step profile past the grid's top, i.e.
+/// mass at +inf), T (upper + lower truncation) <= b/4, and the window's two sides <= b/4, so the
+/// whole is <= 3b/4 (1 - (1 - m)^T <= T m). Each part is also capped by the value used before the
+/// budget existed (1e-18 / T for the top, [`TAIL`] for the rest).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Budget {
+    /// Per step: H(t_hi), the profile past the grid's top (mass at +inf).
+    top: f64,
+    /// Per step and per side: the P-mass moved by [`Pmf::truncate`].
+    trunc: f64,
+    /// Per side of the composed loss: the certified mass outside the FFT window.
+    window: f64,
+}
+
+impl Budget {
+    /// The budget of a query at (delta, steps); None where the per-step top level falls below
+    /// [`MIN_LEVEL`] (delta tiny and T huge), where f64 cannot certify it.
+    fn new(delta: f64, steps: usize) -> Option<Budget> {
+        let b = TAIL_SHARE * delta;
+        let t = steps as f64;
+        let top = (1e-18 / t).min(b / (4.0 * t));
+        (top >= MIN_LEVEL).then_some(Budget {
+            top,
+            trunc: TAIL.min(b / (8.0 * t)),
+            window: TAIL.min(b / 8.0),
+        })
+    }
+
+    /// The budget used where no delta is given ([`PldAccountant::delta`], the grid estimates of
+    /// the old interface): the caps alone.
+    fn caps(steps: usize) -> Budget {
+        Budget {
+            top: (1e-18 / steps as f64).max(MIN_LEVEL),
+            trunc: TAIL,
+            window: TAIL,
+        }
+    }
+}
 
 /// The PLD accountant.
 #[derive(Debug, Clone, Copy)]
@@ -103,16 +155,23 @@ impl PldGrid {
     }
 }
 
-/// A PLD epsilon with its discretization error estimate.
+/// A PLD epsilon with its error estimate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PldEpsilon {
-    /// Upper bound on epsilon (grid h; the RDP epsilon where `grid` is None).
+    /// Upper bound on epsilon (grid h; the RDP epsilon where `rdp_fallback`).
     pub epsilon: f64,
-    /// eps(2h) - eps(h) >= 0: how much the answer moved when the grid was halved (NaN when the
-    /// RDP fallback was used).
+    /// Error estimate, the sum of two parts >= 0: the discretization's eps(2h) - eps(h) (how much
+    /// the answer moved when the grid was halved) and the tails' eps(delta) - eps(delta + m), m
+    /// the P-mass the truncations placed pessimistically (at most [`TAIL_SHARE`] delta); +inf
+    /// where epsilon is. NaN where the RDP fallback was used.
     pub error: f64,
-    /// The grid used; None when no grid fitted and the RDP epsilon is reported.
+    /// The tails' part of `error` (NaN where the RDP fallback was used).
+    pub tail_error: f64,
+    /// The grid used; None when the RDP epsilon is reported.
     pub grid: Option<PldGrid>,
+    /// True when the PLD could not meet its tail budget within [`PLD_MEMORY_BOUND`] (or f64's
+    /// range) and `epsilon` is the RDP accountant's; `note` then says why.
+    pub rdp_fallback: bool,
     /// One line for the user where the requested discretization could not be had within
     /// [`PLD_MEMORY_BOUND`] (coarsened grid, or RDP fallback).
     pub note: Option<String>,
@@ -128,6 +187,9 @@ struct Pmf {
     optimistic: bool,
     /// Subtracted from delta(eps): the optimistic side's bound on mass wrapped upwards.
     slack: f64,
+    /// Pessimistic side: a bound on the P-mass whose loss was raised by the truncations (moved to
+    /// +inf, up onto the first kept atom, or wrapped upwards), including `inf`.
+    tail: f64,
 }
 
 /// A composed PLD as suffix sums, for O(1) evaluation of delta(eps): over the atoms
@@ -137,13 +199,15 @@ struct Tails {
     k0: i64,
     inf: f64,
     slack: f64,
+    /// [`Pmf::tail`] of the composed PLD.
+    moved: f64,
     tail: Vec<f64>,
     disc: Vec<f64>,
 }
 
 /// Chernoff window for the T-fold sum S of J ~ p (J in 0..p.len(), p a sub-probability):
-/// P(S < lo) <= TAIL and P(S >= lo + width) <= TAIL, with the exponents (per lattice unit) that
-/// certify it.
+/// P(S < lo) <= tail and P(S >= lo + width) <= tail ([`Budget::window`]), with the exponents (per
+/// lattice unit) that certify it. Callers ensure (p.len() - 1) T fits in i64 ([`lattice_fits`]).
 #[derive(Debug, Clone, Copy)]
 struct Window {
     lo: usize,
@@ -204,7 +268,7 @@ impl Window {
     /// The window of the T-fold sum of J ~ p. The exponents are searched on a coarsened copy of
     /// p (at most 4096 blocks at their centres of mass) and then used with the exact moment
     /// generating function, so the bound stays valid whatever the search finds.
-    fn chernoff(p: &[f64], steps: usize) -> Window {
+    fn chernoff(p: &[f64], steps: usize, tail: f64) -> Window {
         let n = p.len();
         let t = steps as f64;
         let s_max = (n - 1) * steps;
@@ -234,7 +298,7 @@ impl Window {
             .collect();
         let exact = |lam: f64| log_mgf(&exact_pts, lam);
         let approx = |lam: f64| log_mgf(&proxy_pts, lam);
-        let ln_tail = TAIL.ln();
+        let ln_tail = tail.ln();
         // Gaussian guess for the optimal exponent, searched over e^{+-6} around it.
         let u0 = (2.0 * -ln_tail / (t * var)).sqrt().ln();
         let upper = |k: &dyn Fn(f64) -> f64, lam: f64| (t * k(lam) - ln_tail) / lam;
@@ -294,10 +358,12 @@ impl Pmf {
     /// Optimistic truncation (lower bounds): upper tail down onto the last kept atom, lower tail
     /// dropped; both can only decrease delta(eps), since delta(eps) = E_P[(1 - e^{eps - L})_+]
     /// is increasing in every loss value and in every mass.
-    fn truncate(&mut self) {
+    /// At most `tail` of P-mass is moved on each side; on the pessimistic side the moved mass is
+    /// added to [`Pmf::tail`].
+    fn truncate(&mut self, tail: f64) {
         let n = self.p.len();
         let (mut hi, mut acc) = (n, 0.0);
-        while hi > 1 && acc + self.p[hi - 1] <= TAIL {
+        while hi > 1 && acc + self.p[hi - 1] <= tail {
             acc += self.p[hi - 1];
             hi -= 1;
         }
@@ -307,13 +373,14 @@ impl Pmf {
             self.inf += acc;
         }
         let (mut lo, mut low) = (0, 0.0);
-        while lo + 1 < hi && low + self.p[lo] <= TAIL {
+        while lo + 1 < hi && low + self.p[lo] <= tail {
             low += self.p[lo];
             lo += 1;
         }
         let mut p = self.p[lo..hi].to_vec();
         if !self.optimistic {
             p[0] += low;
+            self.tail += acc + low;
         }
         self.k0 += lo as i64;
         self.p = p;
@@ -326,14 +393,23 @@ impl Pmf {
         let (lo, below, above) = win.place(&self.p, steps, n);
         let mut p = self_convolve_circular(&self.p, steps, n);
         p.rotate_left(lo % n);
-        // 1 - (1 - inf)^T without cancellation.
-        let inf = -((steps as f64) * (-self.inf).ln_1p()).exp_m1();
+        // 1 - (1 - m)^T without cancellation.
+        let compose = |m: f64| -((steps as f64) * (-m).ln_1p()).exp_m1();
+        let inf = compose(self.inf);
+        // [`lattice_fits`] checked before anything was built that this fits in i64.
+        let k0 = steps as i128 * self.k0 as i128 + lo as i128;
         Pmf {
-            k0: steps as i64 * self.k0 + lo as i64,
+            k0: i64::try_from(k0).expect("lattice range checked by lattice_fits"),
             p,
             inf: if self.optimistic { inf } else { inf + above },
             optimistic: self.optimistic,
             slack: if self.optimistic { below } else { 0.0 },
+            // Moved one-step mass (any of the T steps), plus both wrapped tails of the window.
+            tail: if self.optimistic {
+                0.0
+            } else {
+                compose(self.tail) + above + below
+            },
         }
     }
 
@@ -353,6 +429,7 @@ impl Pmf {
             k0: self.k0,
             inf: self.inf,
             slack: self.slack,
+            moved: self.tail,
             tail,
             disc,
         }
@@ -363,7 +440,11 @@ impl Tails {
     /// delta(eps) = sum_{l > eps} p_l (1 - e^{eps - l}) + inf (- slack on the optimistic side),
     /// in O(1): with s the first atom above eps, delta = tail_s - e^{eps - l_s} disc_s + ...
     fn delta(&self, eps: f64, h: f64) -> f64 {
-        let start = ((eps / h).floor() as i64 + 1 - self.k0).max(0) as usize;
+        // Saturating: eps / h beyond i64 (eps huge or +inf) is past every atom.
+        let start = ((eps / h).floor() as i64)
+            .saturating_add(1)
+            .saturating_sub(self.k0)
+            .max(0) as usize;
         let mut s = self.inf - self.slack;
         if start < self.tail.len() {
             let l = (self.k0 + start as i64) as f64 * h;
@@ -412,11 +493,10 @@ fn excess_one(q: f64, z: f64, eps: f64) -> f64 {
     (c * norm_sf(-x / z) - q * norm_sf(-(x - 1.0) / z)).max(0.0)
 }
 
-/// Lattice range [k_lo, k_hi] of the connect-the-dots grid of one step; None where its losses
+/// Lattice range [k_lo, k_hi] of the connect-the-dots grid of one step, its top where the profile
+/// H falls to `level` ([`Budget::top`]: the mass past it goes to +inf); None where its losses
 /// leave [-MAX_GRID_LOSS, MAX_GRID_LOSS] (z tiny), where e^eps is not finite in f64.
-fn one_step_bounds(q: f64, z: f64, h: f64, steps: usize) -> Option<(i64, i64)> {
-    // Upper end: the profile level past which mass goes to +inf; T times it stays <= 1e-18.
-    let level = (1e-18 / steps as f64).max(1e-300);
+fn one_step_bounds(q: f64, z: f64, h: f64, level: f64) -> Option<(i64, i64)> {
     let mut e_hi = 0.01f64;
     while delta_one(q, z, e_hi) > level {
         e_hi *= 2.0;
@@ -446,7 +526,8 @@ fn one_step_bounds(q: f64, z: f64, h: f64, steps: usize) -> Option<(i64, i64)> {
 
 /// The connect-the-dots pair for one step on the lattice [k_lo, k_hi] of
 /// [`one_step_bounds`], as (remove PLD, add PLD).
-fn one_step(q: f64, z: f64, h: f64, (k_lo, k_hi): (i64, i64)) -> (Pmf, Pmf) {
+/// Each PLD is then truncated by `trunc` ([`Budget::trunc`]).
+fn one_step(q: f64, z: f64, h: f64, (k_lo, k_hi): (i64, i64), trunc: f64) -> (Pmf, Pmf) {
     let n = (k_hi - k_lo + 1) as usize;
     let eps: Vec<f64> = (0..n).map(|i| (k_lo + i as i64) as f64 * h).collect();
     // Slope of the interpolant on [t_i, t_{i+1}]: in the "excess" form u (slope of H + 1) while
@@ -497,6 +578,7 @@ fn one_step(q: f64, z: f64, h: f64, (k_lo, k_hi): (i64, i64)) -> (Pmf, Pmf) {
         inf: vals_d[n - 1],
         optimistic: false,
         slack: 0.0,
+        tail: vals_d[n - 1],
     };
     let mut a = Pmf {
         k0: -k_hi,
@@ -504,9 +586,10 @@ fn one_step(q: f64, z: f64, h: f64, (k_lo, k_hi): (i64, i64)) -> (Pmf, Pmf) {
         inf: vals_u[0] / t0,
         optimistic: false,
         slack: 0.0,
+        tail: vals_u[0] / t0,
     };
-    r.truncate();
-    a.truncate();
+    r.truncate(trunc);
+    a.truncate(trunc);
     (r, a)
 }
 
@@ -560,7 +643,13 @@ fn optimistic_bounds(q: f64, z: f64, h: f64) -> Option<[(i64, usize); 2]> {
     Some([r, a])
 }
 
-fn one_step_optimistic(q: f64, z: f64, h: f64, bounds: [(i64, usize); 2]) -> (Pmf, Pmf) {
+fn one_step_optimistic(
+    q: f64,
+    z: f64,
+    h: f64,
+    bounds: [(i64, usize); 2],
+    trunc: f64,
+) -> (Pmf, Pmf) {
     let l1q = (-q).ln_1p();
     let lq = q.ln();
     // The inverse of loss_at: the x with loss(x) = l (-inf below the loss's infimum log(1 - q)).
@@ -623,8 +712,9 @@ fn one_step_optimistic(q: f64, z: f64, h: f64, bounds: [(i64, usize); 2]) -> (Pm
             inf: 0.0,
             optimistic: true,
             slack: 0.0,
+            tail: 0.0,
         };
-        out.truncate();
+        out.truncate(trunc);
         out
     };
     (mk(k_lo, rem), mk(j_lo, add))
@@ -667,8 +757,48 @@ enum Plan {
     Fits(Box<Prepared>),
     /// It needs about this many bytes.
     TooBig(f64),
-    /// The one-step losses leave f64's exponent range at any h.
+    /// The one-step losses leave f64's exponent range at any h, or the T-fold lattice leaves i64.
     Unrepresentable,
+}
+
+/// Why a query reports the RDP epsilon instead of the PLD's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum NoPld {
+    /// No grid with h <= [`PLD_MAX_DISCRETIZATION`] fits [`PLD_MEMORY_BOUND`] with the tail
+    /// budget met.
+    Memory,
+    /// The one-step losses exceed e^MAX_GRID_LOSS, or the T-fold lattice 2^62 points.
+    Range,
+    /// The budget's per-step level is below [`MIN_LEVEL`].
+    Budget,
+    /// The mass at +inf reached delta (a safety net: the budget keeps it below delta / 1000).
+    Infinite,
+}
+
+/// The one line shown where the PLD cannot answer within its tail budget.
+fn no_pld_message(why: NoPld, q: f64, z: f64, steps: usize, delta: f64) -> String {
+    let what = format!("the PLD of q = {q}, z = {z}, T = {steps} at delta = {delta}");
+    match why {
+        NoPld::Memory => format!(
+            "{what} with its truncated tails within delta * {TAIL_SHARE} fits in {} at no discretization <= {PLD_MAX_DISCRETIZATION}",
+            crate::limits::fmt_bytes(PLD_MEMORY_BOUND)
+        ),
+        NoPld::Range => format!(
+            "{what} has one-step losses beyond e^{MAX_GRID_LOSS} or a T-fold loss lattice beyond 2^62 points"
+        ),
+        NoPld::Budget => format!(
+            "{what}: its tail budget delta * {TAIL_SHARE} / T per step is below {MIN_LEVEL:e}, where f64 can no longer certify the one-step tail"
+        ),
+        NoPld::Infinite => format!("{what}: its mass at +inf reached delta"),
+    }
+}
+
+/// Whether every lattice index of the T-fold sum of a one-step PLD with `len` atoms from `k0` fits
+/// in i64 with room to spare (T (|k0| + len) <= 2^62), which also keeps (len - 1) T within usize
+/// on 64-bit targets. Checked before anything is allocated, so no count derived from T can wrap.
+fn lattice_fits(k0: i64, len: usize, steps: usize) -> bool {
+    let span = (k0.unsigned_abs() as u128 + len as u128).checked_mul(steps as u128);
+    span.is_some_and(|s| s <= 1u128 << 62) && (len.max(1) - 1).checked_mul(steps).is_some()
 }
 
 /// A query ready to compose: its grid, the truncated one-step pair and their windows.
@@ -683,27 +813,37 @@ impl Prepared {
     /// The grid at exactly h: the one-step pair is built only when it fits the bound, the FFT
     /// length is then known from the Chernoff windows, and the plans (for their scratch) only
     /// when that fits too.
-    fn at(q: f64, z: f64, steps: usize, h: f64, optimistic: bool) -> Plan {
+    fn at(q: f64, z: f64, steps: usize, h: f64, optimistic: bool, budget: Budget) -> Plan {
         let (len, bounds) = if optimistic {
             match optimistic_bounds(q, z, h) {
                 Some(b) => (b[0].1.max(b[1].1), Err(b)),
                 None => return Plan::Unrepresentable,
             }
         } else {
-            match one_step_bounds(q, z, h, steps) {
+            match one_step_bounds(q, z, h, budget.top) {
                 Some(b) => ((b.1 - b.0 + 1) as usize, Ok(b)),
                 None => return Plan::Unrepresentable,
             }
         };
+        let fits = match bounds {
+            Ok((k_lo, k_hi)) => lattice_fits(k_lo.min(-k_hi), len, steps),
+            Err([(k, n), (j, m)]) => lattice_fits(k, n, steps) && lattice_fits(j, m, steps),
+        };
+        if !fits {
+            return Plan::Unrepresentable;
+        }
         let build = 8.0 * ONE_STEP_WORDS * len as f64;
         if build > PLD_MEMORY_BOUND {
             return Plan::TooBig(build);
         }
         let (r, a) = match bounds {
-            Ok(b) => one_step(q, z, h, b),
-            Err(b) => one_step_optimistic(q, z, h, b),
+            Ok(b) => one_step(q, z, h, b, budget.trunc),
+            Err(b) => one_step_optimistic(q, z, h, b, budget.trunc),
         };
-        let windows = [Window::chernoff(&r.p, steps), Window::chernoff(&a.p, steps)];
+        let windows = [
+            Window::chernoff(&r.p, steps, budget.window),
+            Window::chernoff(&a.p, steps, budget.window),
+        ];
         let need = (windows[0].width.max(windows[1].width)).max(r.p.len().max(a.p.len()));
         let mut grid = PldGrid {
             discretization: h,
@@ -727,20 +867,27 @@ impl Prepared {
     }
 
     /// The finest grid h0 2^k (k >= 0) with h <= PLD_MAX_DISCRETIZATION that fits the bound;
-    /// None if there is none.
-    fn choose(q: f64, z: f64, steps: usize, h0: f64, optimistic: bool) -> Option<Prepared> {
+    /// why not, if there is none.
+    fn choose(
+        q: f64,
+        z: f64,
+        steps: usize,
+        h0: f64,
+        optimistic: bool,
+        budget: Budget,
+    ) -> std::result::Result<Prepared, NoPld> {
         let mut h = h0;
         while h <= PLD_MAX_DISCRETIZATION.max(h0) {
-            match Prepared::at(q, z, steps, h, optimistic) {
-                Plan::Fits(p) => return Some(*p),
+            match Prepared::at(q, z, steps, h, optimistic, budget) {
+                Plan::Fits(p) => return Ok(*p),
                 // The sizes scale like 1/h: jump to the power of 2 that should fit.
                 Plan::TooBig(b) => {
                     h *= 2f64.powi(((b / PLD_MEMORY_BOUND).log2().ceil() as i32).max(1))
                 }
-                Plan::Unrepresentable => return None,
+                Plan::Unrepresentable => return Err(NoPld::Range),
             }
         }
-        None
+        Err(NoPld::Memory)
     }
 
     /// Both directions composed T times, as suffix sums; the grid records the buffer length
@@ -763,13 +910,24 @@ impl Prepared {
     }
 }
 
-/// The one line shown where no grid fits.
-fn no_grid_message(q: f64, z: f64, steps: usize) -> String {
-    format!(
-        "the PLD of q = {q}, z = {z}, T = {steps} fits in {} at no discretization <= {} (or its one-step losses exceed e^{MAX_GRID_LOSS})",
-        crate::limits::fmt_bytes(PLD_MEMORY_BOUND),
-        PLD_MAX_DISCRETIZATION
-    )
+/// An upper bound on epsilon without the discretization error estimate (what calibration uses),
+/// and whether the RDP fallback produced it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PldUpper {
+    /// Upper bound on epsilon: the PLD's, or the RDP epsilon where `rdp_fallback`.
+    pub epsilon: f64,
+    /// True when the PLD could not meet its tail budget and `epsilon` is the RDP accountant's.
+    pub rdp_fallback: bool,
+    /// Why, where it fell back.
+    pub note: Option<String>,
+}
+
+/// One composed upper-bound query.
+struct Upper {
+    epsilon: f64,
+    /// eps(delta) - eps(delta + moved), moved the P-mass the truncations placed pessimistically.
+    tail_error: f64,
+    grid: PldGrid,
 }
 
 impl PldAccountant {
@@ -791,73 +949,149 @@ impl PldAccountant {
         Ok(())
     }
 
-    /// The grid an upper-bound query ([`PldAccountant::epsilon`], `epsilon_upper`, `delta`) at
-    /// (q, steps, z) allocates, estimated before allocating it: the requested discretization
-    /// coarsened by powers of 2 until [`PldGrid::bytes`] <= [`PLD_MEMORY_BOUND`]; None where no
-    /// grid fits (the accountant then reports RDP). Costs one one-step construction, no FFT.
-    pub fn grid(&self, q: f64, steps: usize, z: f64) -> Result<Option<PldGrid>> {
-        self.check(q, steps, z)?;
-        Ok(Prepared::choose(q, z, steps, self.discretization, false).map(|p| p.grid))
+    /// The grid an upper-bound query ([`PldAccountant::epsilon`], `epsilon_upper`) at
+    /// (q, steps, z, delta) allocates, estimated before allocating it: the requested
+    /// discretization coarsened by powers of 2 until [`PldGrid::bytes`] <= [`PLD_MEMORY_BOUND`];
+    /// None where no grid fits (the accountant then reports RDP). Costs one one-step
+    /// construction, no FFT.
+    pub fn grid(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<Option<PldGrid>> {
+        self.grid_of(q, steps, z, delta, false)
     }
 
     /// The grid of [`PldAccountant::epsilon_lower`], as [`PldAccountant::grid`].
-    pub fn grid_lower(&self, q: f64, steps: usize, z: f64) -> Result<Option<PldGrid>> {
-        self.check(q, steps, z)?;
-        Ok(Prepared::choose(q, z, steps, self.discretization, true).map(|p| p.grid))
+    pub fn grid_lower(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<Option<PldGrid>> {
+        self.grid_of(q, steps, z, delta, true)
     }
 
-    /// Epsilon upper bound on the grid of [`PldAccountant::grid`] at requested h (no error
-    /// estimate; what calibration uses).
-    fn upper_at(&self, q: f64, steps: usize, z: f64, delta: f64, h: f64) -> Option<(f64, PldGrid)> {
-        let (r, a, grid) = Prepared::choose(q, z, steps, h, false)?.compose(steps);
-        Some((epsilon_from(&r, &a, grid.discretization, delta), grid))
-    }
-
-    /// Epsilon upper bound (no error estimate; what calibration uses); the RDP epsilon, also an
-    /// upper bound, where no grid fits (see [`PldAccountant::epsilon`]).
-    pub fn epsilon_upper(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
+    fn grid_of(
+        &self,
+        q: f64,
+        steps: usize,
+        z: f64,
+        delta: f64,
+        optimistic: bool,
+    ) -> Result<Option<PldGrid>> {
         self.check(q, steps, z)?;
         check_delta(delta)?;
-        match self.upper_at(q, steps, z, delta, self.discretization) {
-            Some((e, _)) => Ok(e),
-            None => Ok(RdpAccountant::default()
-                .epsilon(q, steps, z, delta)?
-                .epsilon),
+        Ok(Budget::new(delta, steps).and_then(|b| {
+            Prepared::choose(q, z, steps, self.discretization, optimistic, b)
+                .ok()
+                .map(|p| p.grid)
+        }))
+    }
+
+    /// Epsilon upper bound on the grid of [`PldAccountant::grid`] at requested h, with the
+    /// tails' part of the error.
+    fn upper_at(
+        &self,
+        q: f64,
+        steps: usize,
+        z: f64,
+        delta: f64,
+        h: f64,
+    ) -> std::result::Result<Upper, NoPld> {
+        let budget = Budget::new(delta, steps).ok_or(NoPld::Budget)?;
+        let (r, a, grid) = Prepared::choose(q, z, steps, h, false, budget)?.compose(steps);
+        let h = grid.discretization;
+        let e = epsilon_from(&r, &a, h, delta);
+        if !e.is_finite() {
+            return Err(NoPld::Infinite);
         }
+        let moved = r.moved.max(a.moved);
+        let e_moved = epsilon_from(&r, &a, h, (delta + moved).min(1.0));
+        Ok(Upper {
+            epsilon: e,
+            tail_error: (e - e_moved).max(0.0),
+            grid,
+        })
+    }
+
+    /// The RDP epsilon with the note that says why it replaces the PLD's.
+    fn fallback(
+        &self,
+        q: f64,
+        steps: usize,
+        z: f64,
+        delta: f64,
+        why: NoPld,
+    ) -> Result<(f64, String)> {
+        let rdp = RdpAccountant::default().epsilon(q, steps, z, delta)?;
+        let note = format!(
+            "{}; reporting the RDP epsilon, a valid upper bound",
+            no_pld_message(why, q, z, steps, delta)
+        );
+        Ok((rdp.epsilon, note))
+    }
+
+    /// Epsilon upper bound without an error estimate (what calibration uses); the RDP epsilon,
+    /// also an upper bound, where the PLD cannot meet its tail budget (see
+    /// [`PldAccountant::epsilon`]), with `rdp_fallback` set.
+    pub fn upper_bound(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<PldUpper> {
+        self.check(q, steps, z)?;
+        check_delta(delta)?;
+        Ok(
+            match self.upper_at(q, steps, z, delta, self.discretization) {
+                Ok(u) => PldUpper {
+                    epsilon: u.epsilon,
+                    rdp_fallback: false,
+                    note: None,
+                },
+                Err(why) => {
+                    let (epsilon, note) = self.fallback(q, steps, z, delta, why)?;
+                    PldUpper {
+                        epsilon,
+                        rdp_fallback: true,
+                        note: Some(note),
+                    }
+                }
+            },
+        )
+    }
+
+    /// [`PldAccountant::upper_bound`]'s epsilon alone.
+    pub fn epsilon_upper(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
+        Ok(self.upper_bound(q, steps, z, delta)?.epsilon)
     }
 
     /// A lower bound on the true epsilon: the optimistic PLD (every privacy loss rounded down to
     /// the grid), the counterpart of [`PldAccountant::epsilon_upper`], on a grid coarsened like
-    /// it. The true epsilon lies in [epsilon_lower, epsilon_upper]. An error where no grid fits.
+    /// it, its truncations within the same budget. The true epsilon lies in
+    /// [epsilon_lower, epsilon_upper]. An error where no grid fits.
     pub fn epsilon_lower(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
         self.check(q, steps, z)?;
         check_delta(delta)?;
-        let p = Prepared::choose(q, z, steps, self.discretization, true)
-            .ok_or_else(|| Error::param(no_grid_message(q, z, steps)))?;
+        let p = Budget::new(delta, steps)
+            .ok_or(NoPld::Budget)
+            .and_then(|b| Prepared::choose(q, z, steps, self.discretization, true, b))
+            .map_err(|why| Error::param(no_pld_message(why, q, z, steps, delta)))?;
         let (r, a, grid) = p.compose(steps);
         // The lower end of the bisection bracket is the side that keeps this a lower bound.
         Ok(epsilon_bracket(&r, &a, grid.discretization, delta).0)
     }
 
-    /// Epsilon (upper bound) and its discretization error estimate eps(2h) - eps(h), h the grid
-    /// used. Where the requested grid does not fit [`PLD_MEMORY_BOUND`] the note says which was
-    /// used; where none fits, the RDP epsilon is reported with a note.
+    /// Epsilon (upper bound) and its error estimate: eps(2h) - eps(h), h the grid used, plus the
+    /// tails' part (see [`PldEpsilon::error`]). The truncated tails hold at most
+    /// [`TAIL_SHARE`] delta ([`Budget`]). Where the requested grid does not fit
+    /// [`PLD_MEMORY_BOUND`] the note says which was used; where none fits with the budget met,
+    /// the RDP epsilon is reported with `rdp_fallback` set and a note.
     pub fn epsilon(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<PldEpsilon> {
         self.check(q, steps, z)?;
         check_delta(delta)?;
-        let Some((e, grid)) = self.upper_at(q, steps, z, delta, self.discretization) else {
-            let rdp = RdpAccountant::default().epsilon(q, steps, z, delta)?;
-            return Ok(PldEpsilon {
-                epsilon: rdp.epsilon,
-                error: f64::NAN,
-                grid: None,
-                note: Some(format!(
-                    "{}; reporting the RDP epsilon, a valid upper bound",
-                    no_grid_message(q, z, steps)
-                )),
-            });
+        let up = match self.upper_at(q, steps, z, delta, self.discretization) {
+            Ok(u) => u,
+            Err(why) => {
+                let (epsilon, note) = self.fallback(q, steps, z, delta, why)?;
+                return Ok(PldEpsilon {
+                    epsilon,
+                    error: f64::NAN,
+                    tail_error: f64::NAN,
+                    grid: None,
+                    rdp_fallback: true,
+                    note: Some(note),
+                });
+            }
         };
-        let h = grid.discretization;
+        let h = up.grid.discretization;
         let note = (h > self.discretization).then(|| {
             format!(
                 "PLD discretization coarsened from {} to {h} to stay within {}",
@@ -865,28 +1099,27 @@ impl PldAccountant {
                 crate::limits::fmt_bytes(PLD_MEMORY_BOUND)
             )
         });
-        let error = if !e.is_finite() {
-            0.0
-        } else {
-            match self.upper_at(q, steps, z, delta, 2.0 * h) {
-                Some((coarse, _)) => (coarse - e).max(0.0),
-                None => f64::NAN,
-            }
+        let disc = match self.upper_at(q, steps, z, delta, 2.0 * h) {
+            Ok(coarse) => (coarse.epsilon - up.epsilon).max(0.0),
+            Err(_) => f64::NAN,
         };
         Ok(PldEpsilon {
-            epsilon: e,
-            error,
-            grid: Some(grid),
+            epsilon: up.epsilon,
+            error: disc + up.tail_error,
+            tail_error: up.tail_error,
+            grid: Some(up.grid),
+            rdp_fallback: false,
             note,
         })
     }
 
     /// delta(eps) after `steps` steps (upper bound), max over add and remove; an error where no
-    /// grid fits.
+    /// grid fits. With no delta to budget against, the truncations use the caps of [`TAIL`]
+    /// (at most T 2e-15 + 2e-15 of mass placed pessimistically, included in the result).
     pub fn delta(&self, q: f64, steps: usize, z: f64, eps: f64) -> Result<f64> {
         self.check(q, steps, z)?;
-        let p = Prepared::choose(q, z, steps, self.discretization, false)
-            .ok_or_else(|| Error::param(no_grid_message(q, z, steps)))?;
+        let p = Prepared::choose(q, z, steps, self.discretization, false, Budget::caps(steps))
+            .map_err(|why| Error::param(no_pld_message(why, q, z, steps, f64::NAN)))?;
         let (r, a, grid) = p.compose(steps);
         let h = grid.discretization;
         Ok(r.delta(eps, h).max(a.delta(eps, h)).min(1.0))
@@ -903,7 +1136,7 @@ mod tests {
         // to 1 (the interpolant's slope runs from -(1 - u_0/t_0) to 0). 1e-9 covers the
         // truncated 1e-15 tails and rounding of ~1e5 terms.
         for &(q, z) in &[(0.01, 1.1), (1.0, 2.0), (0.3, 0.7)] {
-            let (r, a) = one_step(q, z, 1e-3, one_step_bounds(q, z, 1e-3, 1).unwrap());
+            let (r, a) = one_step(q, z, 1e-3, one_step_bounds(q, z, 1e-3, 1e-18).unwrap(), TAIL);
             let sr: f64 = r.p.iter().sum::<f64>() + r.inf;
             let sa: f64 = a.p.iter().sum::<f64>() + a.inf;
             assert!((sr - 1.0).abs() < 1e-9, "q={q} z={z}: remove mass {sr}");
@@ -916,7 +1149,7 @@ mod tests {
         // The discretized pair's delta(eps) must be >= the exact H(e^eps) at and between grid
         // points (chords above a convex function); the slack 1e-13 is rounding only.
         let (q, z, h) = (0.05, 0.9, 1e-2);
-        let (r, _) = one_step(q, z, h, one_step_bounds(q, z, h, 1).unwrap());
+        let (r, _) = one_step(q, z, h, one_step_bounds(q, z, h, 1e-18).unwrap(), TAIL);
         for k in 0..400 {
             let e = k as f64 * 0.0137;
             let exact = delta_one(q, z, e);

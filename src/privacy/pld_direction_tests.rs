@@ -8,7 +8,7 @@ use super::*;
 
 /// The one-step (remove, add) pair at grid h, as suffix-sum tables.
 fn step_tails(q: f64, z: f64, h: f64) -> (Tails, Tails) {
-    let (r, a) = one_step(q, z, h, one_step_bounds(q, z, h, 1).unwrap());
+    let (r, a) = one_step(q, z, h, one_step_bounds(q, z, h, 1e-18).unwrap(), TAIL);
     (r.into_tails(h), a.into_tails(h))
 }
 
@@ -101,8 +101,9 @@ fn pessimistic_truncation_keeps_every_unit_of_mass() {
         inf: 0.0,
         optimistic: false,
         slack: 0.0,
+        tail: 0.0,
     };
-    pmf.truncate();
+    pmf.truncate(TAIL);
     assert_eq!(pmf.k0, -1, "the two lower atoms are cut");
     assert_eq!(pmf.p.len(), 3, "the top atom went to +inf");
     assert_eq!(pmf.inf, top, "upper tail moved to +inf");
@@ -120,8 +121,9 @@ fn pessimistic_truncation_keeps_every_unit_of_mass() {
         inf: 0.0,
         optimistic: true,
         slack: 0.0,
+        tail: 0.0,
     };
-    low.truncate();
+    low.truncate(TAIL);
     assert_eq!(low.inf, 0.0);
     assert_eq!(low.p, vec![first, 0.5, 0.5 - first + top]);
 }

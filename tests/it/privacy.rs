@@ -641,8 +641,8 @@ fn pld_memory_bound_holds_at_extreme_inputs() {
     let acc = PldAccountant::default();
     for (q, t, z) in PLD_EXTREMES {
         for (side, g) in [
-            ("upper", acc.grid(q, t, z).unwrap()),
-            ("lower", acc.grid_lower(q, t, z).unwrap()),
+            ("upper", acc.grid(q, t, z, 1e-5).unwrap()),
+            ("lower", acc.grid_lower(q, t, z, 1e-5).unwrap()),
         ] {
             if let Some(g) = g {
                 assert!(
@@ -653,12 +653,12 @@ fn pld_memory_bound_holds_at_extreme_inputs() {
             }
         }
     }
-    let coarse = acc.grid(0.02, 1000, 0.05).unwrap().unwrap();
+    let coarse = acc.grid(0.02, 1000, 0.05, 1e-5).unwrap().unwrap();
     assert!(coarse.discretization > acc.discretization, "{coarse:?}");
     let p = acc.epsilon(0.02, 1000, 0.05, 1e-5).unwrap();
     assert!(p.note.unwrap().contains("coarsened"));
     // z = 1e-5: one-step losses ~ 1/(2 z^2) = 5e9 fit no grid; RDP, noted.
-    assert_eq!(acc.grid(0.02, 1000, 1e-5).unwrap(), None);
+    assert_eq!(acc.grid(0.02, 1000, 1e-5, 1e-5).unwrap(), None);
     let p = acc.epsilon(0.02, 1000, 1e-5, 1e-5).unwrap();
     let rdp = RdpAccountant::default()
         .epsilon(0.02, 1000, 1e-5, 1e-5)
@@ -679,7 +679,7 @@ fn pld_grid_estimate_is_the_grid_allocated() {
         (1.0, 3, 0.7),
         (0.01, 100_000_000, 1.0),
     ] {
-        let est = acc.grid(q, t, z).unwrap();
+        let est = acc.grid(q, t, z, 1e-5).unwrap();
         let used = acc.epsilon(q, t, z, 1e-5).unwrap().grid;
         assert_eq!(est, used, "q={q} T={t} z={z}");
     }
