@@ -30,7 +30,11 @@ pub struct ReportOptions {
 /// to Theorem 3.4 and phi (Eq. 1).
 #[derive(Debug, Clone, Serialize)]
 pub struct PrivacyReport {
+    /// The accountant that produced `epsilon_spent`: "rdp", "pld", or "rdp (fallback of pld)".
     pub accountant: String,
+    /// Why the requested accountant fell back, where it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accountant_note: Option<String>,
     pub delta: f64,
     /// epsilon spent by T compositions of the Poisson-subsampled Gaussian at (q, z).
     pub epsilon_spent: f64,
@@ -133,11 +137,13 @@ fn privacy_report(
             "its epsilon is 0, infinite or below the accountant's precision",
         )));
     }
-    let eps = privacy::epsilon_spent(&accountant, q, p.steps, z, delta).map_err(fail)?;
+    let spent = privacy::epsilon_spent(&accountant, q, p.steps, z, delta).map_err(fail)?;
+    let eps = spent.epsilon;
     let nu_eff = privacy::nu_eff(z, q, p.steps, eps, delta).map_err(fail)?;
     let phi = (nu_eff * p.params as f64 * (1.0 / delta).ln()).sqrt() / (p.n as f64 * eps);
     Ok(Some(PrivacyReport {
-        accountant,
+        accountant: spent.label(),
+        accountant_note: spent.note,
         delta,
         epsilon_spent: eps,
         noise_multiplier: z,

@@ -41,19 +41,93 @@ impl AccountantKind {
     }
     /// Epsilon (an upper bound) of `steps` steps at rate q and noise multiplier z.
     pub fn epsilon(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
+        Ok(self.accounted(q, steps, z, delta)?.epsilon)
+    }
+
+    /// Epsilon (an upper bound) with the accountant that produced it: the PLD reports the RDP
+    /// epsilon where it cannot meet its tail budget ([`PldAccountant::upper_bound`]).
+    pub fn accounted(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<Accounted> {
         match self {
-            Self::Rdp => Ok(RdpAccountant::default()
-                .epsilon(q, steps, z, delta)?
-                .epsilon),
-            Self::Pld => PldAccountant::default().epsilon_upper(q, steps, z, delta),
+            Self::Rdp => Ok(Accounted {
+                epsilon: RdpAccountant::default()
+                    .epsilon(q, steps, z, delta)?
+                    .epsilon,
+                requested: *self,
+                by: Self::Rdp,
+                note: None,
+            }),
+            Self::Pld => {
+                let u = PldAccountant::default().upper_bound(q, steps, z, delta)?;
+                Ok(Accounted {
+                    epsilon: u.epsilon,
+                    requested: *self,
+                    by: if u.rdp_fallback { Self::Rdp } else { Self::Pld },
+                    note: u.note,
+                })
+            }
+        }
+    }
+}
+
+/// An epsilon and the accountant that actually produced it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accounted {
+    /// Upper bound on epsilon.
+    pub epsilon: f64,
+    /// The accountant asked for.
+    pub requested: AccountantKind,
+    /// The accountant whose number `epsilon` is: `requested`, or RDP where the PLD fell back.
+    pub by: AccountantKind,
+    /// Why it fell back, where it did.
+    pub note: Option<String>,
+}
+
+impl Accounted {
+    /// "pld", "rdp", or "rdp (fallback of pld)": the name to print beside the number.
+    pub fn label(&self) -> String {
+        if self.by == self.requested {
+            self.by.as_str().to_string()
+        } else {
+            format!("{} (fallback of {})", self.by.as_str(), self.requested.as_str())
         }
     }
 }
 
 /// Epsilon spent by a run of `steps` steps at rate q with noise multiplier z (for the `train`
-/// summary). `accountant` is "rdp" or "pld".
-pub fn epsilon_spent(accountant: &str, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
-    AccountantKind::parse(accountant)?.epsilon(q, steps, z, delta)
+/// summary), with the accountant that produced it. `accountant` is "rdp" or "pld".
+pub fn epsilon_spent(
+    accountant: &str,
+    q: f64,
+    steps: usize,
+    z: f64,
+    delta: f64,
+) -> Result<Accounted> {
+    AccountantKind::parse(accountant)?.accounted(q, steps, z, delta)
+}
+
+/// A calibrated noise multiplier, the epsilon it reaches and the accountant that produced that
+/// epsilon (the PLD may fall back to RDP at the final z; see [`Accounted`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    /// The smallest z found with epsilon(z) <= the target.
+    pub z: f64,
+    /// epsilon(z) and who computed it.
+    pub achieved: Accounted,
+}
+
+/// [`calibrate_noise`] with the epsilon it reaches and the accountant that produced it.
+pub fn calibrate(
+    kind: AccountantKind,
+    q: f64,
+    steps: usize,
+    epsilon: f64,
+    delta: f64,
+) -> Result<Calibration> {
+    let z = calibrate_noise(kind, q, steps, epsilon, delta)?;
+    Ok(Calibration {
+        z,
+        achieved: kind.accounted(q, steps, z, delta)?,
+    })
 }
 
 /// The smallest z (to relative 1e-6, rounded up) with epsilon(q, steps, z, delta) <= epsilon,

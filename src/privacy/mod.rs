@@ -15,9 +15,11 @@ pub mod rdp;
 mod validate;
 pub mod zcdp;
 
-pub use calibrate::{AccountantKind, calibrate_noise, epsilon_spent, nu_eff};
+pub use calibrate::{
+    Accounted, AccountantKind, Calibration, calibrate, calibrate_noise, epsilon_spent, nu_eff,
+};
 pub use min_lipschitz::{RnmmConfig, RnmmOutput, private_min_lipschitz};
-pub use pld::{PLD_MEMORY_BOUND, PldAccountant, PldEpsilon, PldGrid};
+pub use pld::{PLD_MEMORY_BOUND, PldAccountant, PldEpsilon, PldGrid, PldUpper, TAIL_SHARE};
 pub use rdp::{Conversion, RdpAccountant, RdpEpsilon};
 
 use crate::dpsgd::Calibrator;

@@ -161,9 +161,10 @@ pub struct PldEpsilon {
     /// Upper bound on epsilon (grid h; the RDP epsilon where `rdp_fallback`).
     pub epsilon: f64,
     /// Error estimate, the sum of two parts >= 0: the discretization's eps(2h) - eps(h) (how much
-    /// the answer moved when the grid was halved) and the tails' eps(delta) - eps(delta + m), m
-    /// the P-mass the truncations placed pessimistically (at most [`TAIL_SHARE`] delta); +inf
-    /// where epsilon is. NaN where the RDP fallback was used.
+    /// the answer moved when the grid was halved) and the tails' eps(delta - r) - eps(delta + m
+    /// + r), m the P-mass the truncations placed pessimistically (at most [`TAIL_SHARE`] delta),
+    /// r the FFT's estimated rounding noise (epsilon is read at delta - r). NaN where the RDP
+    /// fallback was used.
     pub error: f64,
     /// The tails' part of `error` (NaN where the RDP fallback was used).
     pub tail_error: f64,
@@ -201,6 +202,10 @@ struct Tails {
     slack: f64,
     /// [`Pmf::tail`] of the composed PLD.
     moved: f64,
+    /// Estimated effect of the FFT's rounding noise on delta(eps) (see [`Pmf::into_tails`]). Across one composed
+    /// PLD of 1e5..2e6 points it is about 1e-15..1e-13, the limit of this accountant at small
+    /// delta.
+    noise: f64,
     tail: Vec<f64>,
     disc: Vec<f64>,
 }
@@ -425,11 +430,24 @@ impl Pmf {
             *tj = t;
             *dj = d;
         }
+        // FFT rounding: the suffix sums over the window's top 1/64 hold (up to the Chernoff
+        // bound, < 1e-15) rounding noise alone, and a uniform offset from the spectrum's T-th
+        // power (relative error ~ T 2^-53 in its low-frequency bins) grows linearly in them;
+        // 64 times their largest |value| estimates how much rounding moves any delta(eps) (an
+        // estimate, not a proof).
+        let n = tail.len();
+        let edge = (n / 64).max(1);
+        let top = tail[n - edge..]
+            .iter()
+            .chain(&disc[n - edge..])
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        let noise = n as f64 / edge as f64 * top;
         Tails {
             k0: self.k0,
             inf: self.inf,
             slack: self.slack,
             moved: self.tail,
+            noise,
             tail,
             disc,
         }
@@ -773,7 +791,14 @@ enum NoPld {
     Budget,
     /// The mass at +inf reached delta (a safety net: the budget keeps it below delta / 1000).
     Infinite,
+    /// The FFT's estimated rounding noise (the value held) exceeds [`NOISE_SHARE`] delta.
+    Rounding(f64),
 }
+
+/// The largest share of delta the FFT's estimated rounding noise may reach: epsilon is read at
+/// delta - noise (so that rounding of that size cannot make it optimistic), which moves it by at
+/// most the eps(delta / 2) - eps(delta) beyond this share; the RDP epsilon is reported instead.
+const NOISE_SHARE: f64 = 0.5;
 
 /// The one line shown where the PLD cannot answer within its tail budget.
 fn no_pld_message(why: NoPld, q: f64, z: f64, steps: usize, delta: f64) -> String {
@@ -790,6 +815,9 @@ fn no_pld_message(why: NoPld, q: f64, z: f64, steps: usize, delta: f64) -> Strin
             "{what}: its tail budget delta * {TAIL_SHARE} / T per step is below {MIN_LEVEL:e}, where f64 can no longer certify the one-step tail"
         ),
         NoPld::Infinite => format!("{what}: its mass at +inf reached delta"),
+        NoPld::Rounding(n) => format!(
+            "{what}: the FFT's rounding noise (about {n:.1e} of mass) is not small against delta"
+        ),
     }
 }
 
@@ -925,7 +953,8 @@ pub struct PldUpper {
 /// One composed upper-bound query.
 struct Upper {
     epsilon: f64,
-    /// eps(delta) - eps(delta + moved), moved the P-mass the truncations placed pessimistically.
+    /// eps(delta - noise) - eps(delta + moved + noise): moved, the P-mass the truncations placed
+    /// pessimistically; noise, the FFT's estimated rounding noise.
     tail_error: f64,
     grid: PldGrid,
 }
@@ -993,12 +1022,17 @@ impl PldAccountant {
         let budget = Budget::new(delta, steps).ok_or(NoPld::Budget)?;
         let (r, a, grid) = Prepared::choose(q, z, steps, h, false, budget)?.compose(steps);
         let h = grid.discretization;
-        let e = epsilon_from(&r, &a, h, delta);
+        // Read at delta - noise: rounding of the estimated size cannot make epsilon optimistic.
+        let noise = r.noise.max(a.noise);
+        if noise > NOISE_SHARE * delta {
+            return Err(NoPld::Rounding(noise));
+        }
+        let e = epsilon_from(&r, &a, h, delta - noise);
         if !e.is_finite() {
             return Err(NoPld::Infinite);
         }
         let moved = r.moved.max(a.moved);
-        let e_moved = epsilon_from(&r, &a, h, (delta + moved).min(1.0));
+        let e_moved = epsilon_from(&r, &a, h, (delta + moved + noise).min(1.0));
         Ok(Upper {
             epsilon: e,
             tail_error: (e - e_moved).max(0.0),
@@ -1065,8 +1099,10 @@ impl PldAccountant {
             .and_then(|b| Prepared::choose(q, z, steps, self.discretization, true, b))
             .map_err(|why| Error::param(no_pld_message(why, q, z, steps, delta)))?;
         let (r, a, grid) = p.compose(steps);
-        // The lower end of the bisection bracket is the side that keeps this a lower bound.
-        Ok(epsilon_bracket(&r, &a, grid.discretization, delta).0)
+        // Read at delta + noise, so that rounding of the estimated size cannot raise it; the
+        // lower end of the bisection bracket is the side that keeps this a lower bound.
+        let noise = r.noise.max(a.noise);
+        Ok(epsilon_bracket(&r, &a, grid.discretization, (delta + noise).min(1.0)).0)
     }
 
     /// Epsilon (upper bound) and its error estimate: eps(2h) - eps(h), h the grid used, plus the
