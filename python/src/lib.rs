@@ -260,8 +260,10 @@ fn epsilon<'py>(
     } else {
         None
     };
+    let fell_back = pld.as_ref().is_some_and(|p| p.rdp_fallback);
     let mut o = serde_json::json!({
-        "accountant": kind.as_str(),
+        // The accountant that produced the number (the CLI's convention).
+        "accountant": if fell_back { "rdp (fallback of pld)" } else { kind.as_str() },
         "epsilon": eps,
         "delta": delta,
         "noise_multiplier": z,
@@ -276,7 +278,7 @@ fn epsilon<'py>(
         // The CLI's fields: error is null where the RDP fallback was used.
         o["error"] = serde_json::json!(p.error);
         o["discretization"] = serde_json::json!(p.grid.map(|g| g.discretization));
-        o["rdp_fallback"] = serde_json::json!(p.grid.is_none());
+        o["rdp_fallback"] = serde_json::json!(p.rdp_fallback);
         o["note"] = serde_json::json!(p.note);
     }
     to_py(py, &o)
@@ -299,20 +301,21 @@ fn calibrate<'py>(
     details: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let kind = AccountantKind::parse(accountant).map_err(err)?;
-    let z = py
-        .detach(|| calibrate_noise(kind, q, steps, epsilon, delta))
+    let cal = py
+        .detach(|| privacy::calibrate(kind, q, steps, epsilon, delta))
         .map_err(err)?;
+    let z = cal.z;
     if !details {
         return Ok(PyFloat::new(py, z).into_any());
     }
-    let achieved = py
-        .detach(|| kind.epsilon(q, steps, z, delta))
-        .map_err(err)?;
+    let achieved = cal.achieved.epsilon;
     let nu = privacy::nu_eff(z, q, steps, epsilon, delta).map_err(err)?;
     to_py(
         py,
         &serde_json::json!({
-            "accountant": kind.as_str(),
+            "accountant": cal.achieved.label(),
+            "rdp_fallback": cal.achieved.by != kind,
+            "note": cal.achieved.note,
             "epsilon": epsilon,
             "epsilon_achieved": achieved,
             "delta": delta,

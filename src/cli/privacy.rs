@@ -5,9 +5,7 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use dpsgd_lab::privacy::{
-    AccountantKind, PldAccountant, RdpAccountant, calibrate_noise, nu_eff, zcdp,
-};
+use dpsgd_lab::privacy::{AccountantKind, PldAccountant, RdpAccountant, nu_eff, zcdp};
 
 /// Privacy accounting: epsilon of a run, or the noise needed for a target.
 #[derive(Debug, Args)]
@@ -88,6 +86,20 @@ fn f(x: f64) -> String {
     dpsgd_lab::limits::fmt_num(x)
 }
 
+/// A number as JSON: finite values as numbers, +-infinity as the strings "inf" / "-inf" (JSON
+/// has no infinity; serde_json would write null), NaN ("not computed") as null.
+fn num(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        json!(x)
+    } else if x.is_nan() {
+        serde_json::Value::Null
+    } else if x > 0.0 {
+        json!("inf")
+    } else {
+        json!("-inf")
+    }
+}
+
 /// Runs a `privacy` subcommand.
 pub fn run(args: &PrivacyArgs) -> Result<()> {
     match &args.command {
@@ -122,9 +134,21 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
             (r.epsilon, Some(r.order), None)
         }
         AccountantKind::Pld => {
-            let r = PldAccountant::default().epsilon(a.q, a.steps, a.z, a.delta)?;
-            (r.epsilon, None, Some(r))
+            let acc = PldAccountant::default();
+            let r = acc.epsilon(a.q, a.steps, a.z, a.delta)?;
+            // The certified lower bound (optimistic discretization); none where the PLD fell
+            // back to RDP (inputs were checked by `epsilon`, so an error here means no grid).
+            let lower = if r.rdp_fallback {
+                None
+            } else {
+                acc.epsilon_lower(a.q, a.steps, a.z, a.delta).ok()
+            };
+            (r.epsilon, None, Some((r, lower)))
         }
+    };
+    let by = match &pld {
+        Some((p, _)) if p.rdp_fallback => "rdp (fallback of pld)",
+        _ => kind.as_str(),
     };
     let nu = if eps.is_finite() && eps > 0.0 && a.z > 0.0 {
         Some(nu_eff(a.z, a.q, a.steps, eps, a.delta)?)
@@ -133,8 +157,8 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
     };
     if a.json {
         let mut o = json!({
-            "accountant": kind.as_str(),
-            "epsilon": eps,
+            "accountant": by,
+            "epsilon": num(eps),
             "delta": a.delta,
             "noise_multiplier": a.z,
             "sample_rate": a.q,
@@ -144,22 +168,25 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
         if let Some(ord) = order {
             o["order"] = json!(ord);
         }
-        if let Some(p) = &pld {
-            // error is null (NaN) where the RDP fallback was used.
-            o["error"] = json!(p.error);
+        if let Some((p, lower)) = &pld {
+            // error and epsilon_lower are null where the RDP fallback was used.
+            o["error"] = num(p.error);
+            o["tail_error"] = num(p.tail_error);
+            o["epsilon_lower"] = lower.map_or(serde_json::Value::Null, num);
             o["discretization"] = json!(p.grid.map(|g| g.discretization));
-            o["rdp_fallback"] = json!(p.grid.is_none());
+            o["rdp_fallback"] = json!(p.rdp_fallback);
             o["note"] = json!(p.note);
         }
         println!("{o}");
     } else {
         let detail = match (order, &pld) {
             (Some(ord), _) => format!("optimal RDP order {ord}"),
-            (_, Some(p)) => match p.grid {
+            (_, Some((p, lower))) => match p.grid {
                 Some(g) => format!(
-                    "PLD, discretization {}, error estimate {:.2e}",
+                    "PLD, discretization {}, error estimate {:.2e}; certified lower bound {}",
                     f(g.discretization),
-                    p.error
+                    p.error,
+                    lower.map_or("none (no grid fits)".to_string(), f)
                 ),
                 None => "RDP fallback of the PLD accountant".to_string(),
             },
@@ -176,7 +203,7 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
         if let Some(nu) = nu {
             println!("nu_eff = {}", f(nu));
         }
-        if let Some(note) = pld.and_then(|p| p.note) {
+        if let Some(note) = pld.and_then(|p| p.0.note) {
             println!("note: {note}");
         }
     }
@@ -186,9 +213,9 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
 fn calibrate(a: &CalibrateArgs) -> Result<()> {
     let kind = AccountantKind::parse(&a.accountant)?;
     let start = std::time::Instant::now();
-    let z = calibrate_noise(kind, a.q, a.steps, a.epsilon, a.delta)?;
+    let cal = dpsgd_lab::privacy::calibrate(kind, a.q, a.steps, a.epsilon, a.delta)?;
     let secs = start.elapsed().as_secs_f64();
-    let achieved = kind.epsilon(a.q, a.steps, z, a.delta)?;
+    let (z, achieved) = (cal.z, cal.achieved.epsilon);
     let nu = nu_eff(z, a.q, a.steps, a.epsilon, a.delta)?;
     if !(nu.is_finite() && nu > 0.0 && achieved > 0.0) {
         if a.q < 1e-12 {
@@ -209,9 +236,11 @@ fn calibrate(a: &CalibrateArgs) -> Result<()> {
         println!(
             "{}",
             json!({
-                "accountant": kind.as_str(),
+                "accountant": cal.achieved.label(),
+                "rdp_fallback": cal.achieved.by != kind,
+                "note": cal.achieved.note,
                 "epsilon": a.epsilon,
-                "epsilon_achieved": achieved,
+                "epsilon_achieved": num(achieved),
                 "delta": a.delta,
                 "sample_rate": a.q,
                 "steps": a.steps,
@@ -227,11 +256,14 @@ fn calibrate(a: &CalibrateArgs) -> Result<()> {
             f(achieved),
             f(a.epsilon),
             f(a.delta),
-            kind.as_str(),
+            cal.achieved.label(),
             f(a.q),
             a.steps
         );
         println!("nu_eff = {}", f(nu));
+        if let Some(note) = &cal.achieved.note {
+            println!("note: {note}");
+        }
     }
     Ok(())
 }

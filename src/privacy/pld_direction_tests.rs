@@ -127,3 +127,57 @@ fn pessimistic_truncation_keeps_every_unit_of_mass() {
     assert_eq!(low.inf, 0.0);
     assert_eq!(low.p, vec![first, 0.5, 0.5 - first + top]);
 }
+
+#[test]
+fn mass_wrapped_from_above_the_window_goes_to_inf() {
+    // A short FFT buffer: the composed loss's upper tail past the Chernoff window (certified at
+    // most `above`) wraps around and lands at low losses, which lowers delta(eps) at high eps;
+    // `self_compose` must add `above` to the mass at +inf. Checked against the exact 4-fold
+    // convolution: delta(eps) of the composed PLD >= the exact one at every eps (1e-12 covers
+    // FFT rounding on 16 points). Dropping `+ above` makes delta fall below the exact value at
+    // the top losses by up to the wrapped mass (> 1e-3 here, asserted).
+    let h = 0.5;
+    let p = vec![0.5, 0.2, 0.1, 0.1, 0.05, 0.05];
+    let steps = 4;
+    let pmf = Pmf {
+        k0: -2,
+        p: p.clone(),
+        inf: 0.0,
+        optimistic: false,
+        slack: 0.0,
+        tail: 0.0,
+    };
+    let win = Window::chernoff(&p, steps, 0.05);
+    let n = fast_len(win.width.max(p.len()));
+    let (_, _, above) = win.place(&p, steps, n);
+    assert!(
+        above > 1e-3 && n < (p.len() - 1) * steps + 1,
+        "the test needs a wrap: n {n}, above {above}"
+    );
+    let composed = pmf.self_compose(steps, n, &win).into_tails(h);
+    // Exact T-fold linear convolution.
+    let mut exact = vec![1.0];
+    for _ in 0..steps {
+        let mut next = vec![0.0; exact.len() + p.len() - 1];
+        for (i, a) in exact.iter().enumerate() {
+            for (j, b) in p.iter().enumerate() {
+                next[i + j] += a * b;
+            }
+        }
+        exact = next;
+    }
+    let k0 = -2 * steps as i64;
+    for k in -10..=14 {
+        let eps = k as f64 * 0.5 * h;
+        let want: f64 = exact
+            .iter()
+            .enumerate()
+            .map(|(j, m)| {
+                let l = (k0 + j as i64) as f64 * h;
+                if l > eps { m * (1.0 - (eps - l).exp()) } else { 0.0 }
+            })
+            .sum();
+        let got = composed.delta(eps, h);
+        assert!(got >= want - 1e-12, "eps={eps}: {got} < exact {want}");
+    }
+}
