@@ -191,6 +191,9 @@ struct Pmf {
     /// Pessimistic side: a bound on the P-mass whose loss was raised by the truncations (moved to
     /// +inf, up onto the first kept atom, or wrapped upwards), including `inf`.
     tail: f64,
+    /// Composed PLDs: the first index of `p` above the Chernoff window, where the true mass is
+    /// below the window's budget (usize::MAX where there is no such room).
+    clean: usize,
 }
 
 /// A composed PLD as suffix sums, for O(1) evaluation of delta(eps): over the atoms
@@ -335,10 +338,14 @@ impl Window {
     /// the whole range when it fits) and the certified tail masses (below, above) outside it.
     fn place(&self, p: &[f64], steps: usize, n: usize) -> (usize, f64, f64) {
         let s_max = (p.len() - 1) * steps;
+        // Where the window reaches the top of the range, the buffer still ends room points above
+        // it (empty there in truth, see [`Pmf::into_tails`]); n >= width + room keeps lo <=
+        // self.lo, so the lower tail stays certified.
+        let room = (self.width / 64).max(2);
         let lo = if s_max < n {
             0
         } else {
-            self.lo.min(s_max + 1 - n)
+            self.lo.min((s_max + 1 + room).saturating_sub(n))
         };
         let t = steps as f64;
         let pts = log_masses(p);
@@ -409,6 +416,7 @@ impl Pmf {
             inf: if self.optimistic { inf } else { inf + above },
             optimistic: self.optimistic,
             slack: if self.optimistic { below } else { 0.0 },
+            clean: (win.lo + win.width).saturating_sub(lo).min(n),
             // Moved one-step mass (any of the T steps), plus both wrapped tails of the window.
             tail: if self.optimistic {
                 0.0
@@ -430,18 +438,23 @@ impl Pmf {
             *tj = t;
             *dj = d;
         }
-        // FFT rounding: the suffix sums over the window's top 1/64 hold (up to the Chernoff
-        // bound, < 1e-15) rounding noise alone, and a uniform offset from the spectrum's T-th
-        // power (relative error ~ T 2^-53 in its low-frequency bins) grows linearly in them;
-        // 64 times their largest |value| estimates how much rounding moves any delta(eps) (an
-        // estimate, not a proof).
+        // FFT rounding: above the Chernoff window (from index `clean`) the true suffix sums are
+        // below the window's budget (< 1e-15), so what is found there is rounding noise; a
+        // uniform offset from the spectrum's T-th power (relative error ~ T 2^-53 in its
+        // low-frequency bins) grows linearly across the buffer, so the largest |suffix sum|
+        // there, scaled by n / (n - clean), estimates how much rounding moves any delta(eps)
+        // (an estimate, not a proof). Without that room (the one-step PLDs), the top 1/64.
         let n = tail.len();
-        let edge = (n / 64).max(1);
-        let top = tail[n - edge..]
+        let from = if self.clean < n {
+            self.clean
+        } else {
+            n - (n / 64).max(1)
+        };
+        let top = tail[from..]
             .iter()
-            .chain(&disc[n - edge..])
+            .chain(&disc[from..])
             .fold(0.0f64, |m, v| m.max(v.abs()));
-        let noise = n as f64 / edge as f64 * top;
+        let noise = n as f64 / (n - from) as f64 * top;
         Tails {
             k0: self.k0,
             inf: self.inf,
@@ -596,6 +609,7 @@ fn one_step(q: f64, z: f64, h: f64, (k_lo, k_hi): (i64, i64), trunc: f64) -> (Pm
         inf: vals_d[n - 1],
         optimistic: false,
         slack: 0.0,
+        clean: usize::MAX,
         tail: vals_d[n - 1],
     };
     let mut a = Pmf {
@@ -604,6 +618,7 @@ fn one_step(q: f64, z: f64, h: f64, (k_lo, k_hi): (i64, i64), trunc: f64) -> (Pm
         inf: vals_u[0] / t0,
         optimistic: false,
         slack: 0.0,
+        clean: usize::MAX,
         tail: vals_u[0] / t0,
     };
     r.truncate(trunc);
@@ -730,6 +745,7 @@ fn one_step_optimistic(
             inf: 0.0,
             optimistic: true,
             slack: 0.0,
+            clean: usize::MAX,
             tail: 0.0,
         };
         out.truncate(trunc);
@@ -872,7 +888,10 @@ impl Prepared {
             Window::chernoff(&r.p, steps, budget.window),
             Window::chernoff(&a.p, steps, budget.window),
         ];
-        let need = (windows[0].width.max(windows[1].width)).max(r.p.len().max(a.p.len()));
+        // Room above the window (1/64 of it, >= 2 points) where the true mass is certified to be
+        // below the budget: what is found there is rounding ([`Pmf::into_tails`]).
+        let width = windows[0].width.max(windows[1].width);
+        let need = (width + (width / 64).max(2)).max(r.p.len().max(a.p.len()));
         let mut grid = PldGrid {
             discretization: h,
             one_step_len: len,

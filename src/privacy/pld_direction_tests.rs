@@ -101,6 +101,7 @@ fn pessimistic_truncation_keeps_every_unit_of_mass() {
         inf: 0.0,
         optimistic: false,
         slack: 0.0,
+        clean: usize::MAX,
         tail: 0.0,
     };
     pmf.truncate(TAIL);
@@ -121,6 +122,7 @@ fn pessimistic_truncation_keeps_every_unit_of_mass() {
         inf: 0.0,
         optimistic: true,
         slack: 0.0,
+        clean: usize::MAX,
         tail: 0.0,
     };
     low.truncate(TAIL);
@@ -145,6 +147,7 @@ fn mass_wrapped_from_above_the_window_goes_to_inf() {
         inf: 0.0,
         optimistic: false,
         slack: 0.0,
+        clean: usize::MAX,
         tail: 0.0,
     };
     let win = Window::chernoff(&p, steps, 0.05);
