@@ -161,10 +161,10 @@ pub struct PldEpsilon {
     /// Upper bound on epsilon (grid h; the RDP epsilon where `rdp_fallback`).
     pub epsilon: f64,
     /// Error estimate, the sum of two parts >= 0: the discretization's eps(2h) - eps(h) (how much
-    /// the answer moved when the grid was halved) and the tails' eps(delta - r) - eps(delta + m
-    /// + r), m the P-mass the truncations placed pessimistically (at most [`TAIL_SHARE`] delta),
-    /// r the FFT's estimated rounding noise (epsilon is read at delta - r). NaN where the RDP
-    /// fallback was used.
+    /// the answer moved when the grid was halved) and the tails' part: epsilon (read with the
+    /// FFT's estimated rounding added to delta(eps)) minus epsilon read at delta + m with the
+    /// rounding subtracted, m the P-mass the truncations placed pessimistically (at most
+    /// [`TAIL_SHARE`] delta). NaN where the RDP fallback was used.
     pub error: f64,
     /// The tails' part of `error` (NaN where the RDP fallback was used).
     pub tail_error: f64,
@@ -205,10 +205,11 @@ struct Tails {
     slack: f64,
     /// [`Pmf::tail`] of the composed PLD.
     moved: f64,
-    /// Estimated effect of the FFT's rounding noise on delta(eps) (see [`Pmf::into_tails`]). Across one composed
-    /// PLD of 1e5..2e6 points it is about 1e-15..1e-13, the limit of this accountant at small
-    /// delta.
-    noise: f64,
+    /// Estimated rounding noise of the suffix sums per atom they span (see
+    /// [`Pmf::into_tails`]): |error of delta(eps)| ~ noise_rate * (atoms above eps). Over a
+    /// composed PLD of 1e5..2e6 points it adds up to about 1e-15..1e-12, the limit of this
+    /// accountant at small delta.
+    noise_rate: f64,
     tail: Vec<f64>,
     disc: Vec<f64>,
 }
@@ -442,8 +443,9 @@ impl Pmf {
         // below the window's budget (< 1e-15), so what is found there is rounding noise; a
         // uniform offset from the spectrum's T-th power (relative error ~ T 2^-53 in its
         // low-frequency bins) grows linearly across the buffer, so the largest |suffix sum|
-        // there, scaled by n / (n - clean), estimates how much rounding moves any delta(eps)
-        // (an estimate, not a proof). Without that room (the one-step PLDs), the top 1/64.
+        // there, per atom of that room, times the atoms above eps estimates how much rounding
+        // moves delta(eps) (an estimate, not a proof). Without that room (the one-step PLDs),
+        // the top 1/64.
         let n = tail.len();
         let from = if self.clean < n {
             self.clean
@@ -454,13 +456,13 @@ impl Pmf {
             .iter()
             .chain(&disc[from..])
             .fold(0.0f64, |m, v| m.max(v.abs()));
-        let noise = n as f64 / (n - from) as f64 * top;
+        let noise_rate = top / (n - from) as f64;
         Tails {
             k0: self.k0,
             inf: self.inf,
             slack: self.slack,
             moved: self.tail,
-            noise,
+            noise_rate,
             tail,
             disc,
         }
@@ -482,6 +484,15 @@ impl Tails {
             s += self.tail[start] - (eps - l).exp() * self.disc[start];
         }
         s
+    }
+
+    /// The rounding allowance of delta(eps): noise_rate times the atoms above eps.
+    fn noise_at(&self, eps: f64, h: f64) -> f64 {
+        let start = ((eps / h).floor() as i64)
+            .saturating_add(1)
+            .saturating_sub(self.k0)
+            .max(0) as usize;
+        self.noise_rate * self.tail.len().saturating_sub(start) as f64
     }
 
     fn max_loss(&self, h: f64) -> f64 {
@@ -755,15 +766,19 @@ fn one_step_optimistic(
 }
 
 /// Smallest eps >= 0 with max(delta_rem(eps), delta_add(eps)) <= delta, by bisection.
+#[cfg(test)]
 fn epsilon_from(r: &Tails, a: &Tails, h: f64, delta: f64) -> f64 {
-    epsilon_bracket(r, a, h, delta).1
+    epsilon_bracket(r, a, h, delta, 0.0).1
 }
 
 /// The final bisection bracket (lo, hi) of [`epsilon_from`]: delta(lo) > delta >= delta(hi), so
 /// the pair's epsilon lies in (lo, hi]; (0, 0) when delta(0) <= delta, (inf, inf) when the mass
 /// at +inf alone exceeds delta.
-fn epsilon_bracket(r: &Tails, a: &Tails, h: f64, delta: f64) -> (f64, f64) {
-    let f = |e: f64| r.delta(e, h).max(a.delta(e, h));
+/// `rounding` = +1 reads delta(eps) + the rounding allowance ([`Tails::noise_at`], upper
+/// bounds), -1 delta(eps) - it (lower bounds), 0 neither; both keep f decreasing in eps.
+fn epsilon_bracket(r: &Tails, a: &Tails, h: f64, delta: f64, rounding: f64) -> (f64, f64) {
+    let d = |t: &Tails, e: f64| t.delta(e, h) + rounding * t.noise_at(e, h);
+    let f = |e: f64| d(r, e).max(d(a, e));
     if r.inf.max(a.inf) >= delta {
         return (f64::INFINITY, f64::INFINITY);
     }
@@ -805,16 +820,14 @@ enum NoPld {
     Range,
     /// The budget's per-step level is below [`MIN_LEVEL`].
     Budget,
-    /// The mass at +inf reached delta (a safety net: the budget keeps it below delta / 1000).
+    /// The mass at +inf plus the rounding allowance reach delta at every loss of the grid (the
+    /// budget keeps the mass at +inf below delta / 1000; the FFT's rounding, about 1e-15..1e-12,
+    /// is what reaches small delta).
     Infinite,
-    /// The FFT's estimated rounding noise (the value held) exceeds [`NOISE_SHARE`] delta.
-    Rounding(f64),
+    /// The PLD's bound (the value held), rounding allowance included, exceeds the RDP epsilon
+    /// (at small delta, where the FFT's rounding dominates).
+    AboveRdp(f64),
 }
-
-/// The largest share of delta the FFT's estimated rounding noise may reach: epsilon is read at
-/// delta - noise (so that rounding of that size cannot make it optimistic), which moves it by at
-/// most the eps(delta / 2) - eps(delta) beyond this share; the RDP epsilon is reported instead.
-const NOISE_SHARE: f64 = 0.5;
 
 /// The one line shown where the PLD cannot answer within its tail budget.
 fn no_pld_message(why: NoPld, q: f64, z: f64, steps: usize, delta: f64) -> String {
@@ -830,9 +843,11 @@ fn no_pld_message(why: NoPld, q: f64, z: f64, steps: usize, delta: f64) -> Strin
         NoPld::Budget => format!(
             "{what}: its tail budget delta * {TAIL_SHARE} / T per step is below {MIN_LEVEL:e}, where f64 can no longer certify the one-step tail"
         ),
-        NoPld::Infinite => format!("{what}: its mass at +inf reached delta"),
-        NoPld::Rounding(n) => format!(
-            "{what}: the FFT's rounding noise (about {n:.1e} of mass) is not small against delta"
+        NoPld::AboveRdp(e) => format!(
+            "{what}: its bound {e:.6} (with the FFT's estimated rounding) exceeds the RDP epsilon"
+        ),
+        NoPld::Infinite => format!(
+            "{what}: its mass at +inf plus the FFT's estimated rounding reach delta at every loss"
         ),
     }
 }
@@ -972,8 +987,8 @@ pub struct PldUpper {
 /// One composed upper-bound query.
 struct Upper {
     epsilon: f64,
-    /// eps(delta - noise) - eps(delta + moved + noise): moved, the P-mass the truncations placed
-    /// pessimistically; noise, the FFT's estimated rounding noise.
+    /// eps read with the rounding allowance added at delta, minus eps read with it subtracted at
+    /// delta + moved (moved: the P-mass the truncations placed pessimistically).
     tail_error: f64,
     grid: PldGrid,
 }
@@ -1029,7 +1044,8 @@ impl PldAccountant {
     }
 
     /// Epsilon upper bound on the grid of [`PldAccountant::grid`] at requested h, with the
-    /// tails' part of the error.
+    /// tails' part of the error. `estimate`: for the coarse grid of the error estimate only, read
+    /// at delta itself, without the rounding check.
     fn upper_at(
         &self,
         q: f64,
@@ -1037,21 +1053,26 @@ impl PldAccountant {
         z: f64,
         delta: f64,
         h: f64,
+        estimate: bool,
     ) -> std::result::Result<Upper, NoPld> {
         let budget = Budget::new(delta, steps).ok_or(NoPld::Budget)?;
         let (r, a, grid) = Prepared::choose(q, z, steps, h, false, budget)?.compose(steps);
         let h = grid.discretization;
-        // Read at delta - noise: rounding of the estimated size cannot make epsilon optimistic.
-        let noise = r.noise.max(a.noise);
-        if noise > NOISE_SHARE * delta {
-            return Err(NoPld::Rounding(noise));
-        }
-        let e = epsilon_from(&r, &a, h, delta - noise);
+        // Read with the rounding allowance added (none for the error estimate's coarse grid).
+        let up = if estimate { 0.0 } else { 1.0 };
+        let e = epsilon_bracket(&r, &a, h, delta, up).1;
         if !e.is_finite() {
             return Err(NoPld::Infinite);
         }
+        // Both are upper bounds: where RDP's is smaller, it is the answer (noted).
+        if !estimate {
+            let rdp = RdpAccountant::default().epsilon(q, steps, z, delta);
+            if rdp.is_ok_and(|r| r.epsilon < e) {
+                return Err(NoPld::AboveRdp(e));
+            }
+        }
         let moved = r.moved.max(a.moved);
-        let e_moved = epsilon_from(&r, &a, h, (delta + moved + noise).min(1.0));
+        let e_moved = epsilon_bracket(&r, &a, h, (delta + moved).min(1.0), -up).1;
         Ok(Upper {
             epsilon: e,
             tail_error: (e - e_moved).max(0.0),
@@ -1083,7 +1104,7 @@ impl PldAccountant {
         self.check(q, steps, z)?;
         check_delta(delta)?;
         Ok(
-            match self.upper_at(q, steps, z, delta, self.discretization) {
+            match self.upper_at(q, steps, z, delta, self.discretization, false) {
                 Ok(u) => PldUpper {
                     epsilon: u.epsilon,
                     rdp_fallback: false,
@@ -1118,10 +1139,10 @@ impl PldAccountant {
             .and_then(|b| Prepared::choose(q, z, steps, self.discretization, true, b))
             .map_err(|why| Error::param(no_pld_message(why, q, z, steps, delta)))?;
         let (r, a, grid) = p.compose(steps);
-        // Read at delta + noise, so that rounding of the estimated size cannot raise it; the
-        // lower end of the bisection bracket is the side that keeps this a lower bound.
-        let noise = r.noise.max(a.noise);
-        Ok(epsilon_bracket(&r, &a, grid.discretization, (delta + noise).min(1.0)).0)
+        // Read with the rounding allowance subtracted, so that rounding of the estimated size
+        // cannot raise it; the lower end of the bisection bracket is the side that keeps this a
+        // lower bound.
+        Ok(epsilon_bracket(&r, &a, grid.discretization, delta, -1.0).0)
     }
 
     /// Epsilon (upper bound) and its error estimate: eps(2h) - eps(h), h the grid used, plus the
@@ -1132,7 +1153,7 @@ impl PldAccountant {
     pub fn epsilon(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<PldEpsilon> {
         self.check(q, steps, z)?;
         check_delta(delta)?;
-        let up = match self.upper_at(q, steps, z, delta, self.discretization) {
+        let up = match self.upper_at(q, steps, z, delta, self.discretization, false) {
             Ok(u) => u,
             Err(why) => {
                 let (epsilon, note) = self.fallback(q, steps, z, delta, why)?;
@@ -1154,7 +1175,7 @@ impl PldAccountant {
                 crate::limits::fmt_bytes(PLD_MEMORY_BOUND)
             )
         });
-        let disc = match self.upper_at(q, steps, z, delta, 2.0 * h) {
+        let disc = match self.upper_at(q, steps, z, delta, 2.0 * h, true) {
             Ok(coarse) => (coarse.epsilon - up.epsilon).max(0.0),
             Err(_) => f64::NAN,
         };
