@@ -136,13 +136,10 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
         AccountantKind::Pld => {
             let acc = PldAccountant::default();
             let r = acc.epsilon(a.q, a.steps, a.z, a.delta)?;
-            // The certified lower bound (optimistic discretization); none where the PLD fell
-            // back to RDP (inputs were checked by `epsilon`, so an error here means no grid).
-            let lower = if r.rdp_fallback {
-                None
-            } else {
-                acc.epsilon_lower(a.q, a.steps, a.z, a.delta).ok()
-            };
+            // The certified lower bound (optimistic discretization), also where the upper bound
+            // fell back to RDP; inputs were checked by `epsilon`, so an error here means that no
+            // grid fits (printed as none).
+            let lower = acc.epsilon_lower(a.q, a.steps, a.z, a.delta).ok();
             (r.epsilon, None, Some((r, lower)))
         }
     };
@@ -169,7 +166,7 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
             o["order"] = json!(ord);
         }
         if let Some((p, lower)) = &pld {
-            // error and epsilon_lower are null where the RDP fallback was used.
+            // error is null where the RDP fallback was used, epsilon_lower where no grid fits.
             o["error"] = num(p.error);
             o["tail_error"] = num(p.tail_error);
             o["epsilon_lower"] = lower.map_or(serde_json::Value::Null, num);
@@ -188,7 +185,10 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
                     p.error,
                     lower.map_or("none (no grid fits)".to_string(), f)
                 ),
-                None => "RDP fallback of the PLD accountant".to_string(),
+                None => format!(
+                    "RDP fallback of the PLD accountant; PLD certified lower bound {}",
+                    lower.map_or("none (no grid fits)".to_string(), f)
+                ),
             },
             _ => String::new(),
         };
