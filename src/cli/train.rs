@@ -94,7 +94,11 @@ pub fn run(args: &TrainArgs) -> Result<()> {
             ),
             None => println!("  privacy: none (no noise)"),
         }
-        if let Some(note) = run.privacy.as_ref().and_then(|p| p.accountant_note.as_ref()) {
+        if let Some(note) = run
+            .privacy
+            .as_ref()
+            .and_then(|p| p.accountant_note.as_ref())
+        {
             println!("  note: {note}");
         }
         if let (Some(p), NoiseSpec::Theorem34 { nu, epsilon, .. }) =

@@ -88,7 +88,11 @@ impl Accounted {
         if self.by == self.requested {
             self.by.as_str().to_string()
         } else {
-            format!("{} (fallback of {})", self.by.as_str(), self.requested.as_str())
+            format!(
+                "{} (fallback of {})",
+                self.by.as_str(),
+                self.requested.as_str()
+            )
         }
     }
 }

@@ -16,7 +16,7 @@ mod validate;
 pub mod zcdp;
 
 pub use calibrate::{
-    Accounted, AccountantKind, Calibration, calibrate, calibrate_noise, epsilon_spent, nu_eff,
+    AccountantKind, Accounted, Calibration, calibrate, calibrate_noise, epsilon_spent, nu_eff,
 };
 pub use min_lipschitz::{RnmmConfig, RnmmOutput, private_min_lipschitz};
 pub use pld::{PLD_MEMORY_BOUND, PldAccountant, PldEpsilon, PldGrid, PldUpper, TAIL_SHARE};

@@ -1212,7 +1212,13 @@ mod tests {
         // to 1 (the interpolant's slope runs from -(1 - u_0/t_0) to 0). 1e-9 covers the
         // truncated 1e-15 tails and rounding of ~1e5 terms.
         for &(q, z) in &[(0.01, 1.1), (1.0, 2.0), (0.3, 0.7)] {
-            let (r, a) = one_step(q, z, 1e-3, one_step_bounds(q, z, 1e-3, 1e-18).unwrap(), TAIL);
+            let (r, a) = one_step(
+                q,
+                z,
+                1e-3,
+                one_step_bounds(q, z, 1e-3, 1e-18).unwrap(),
+                TAIL,
+            );
             let sr: f64 = r.p.iter().sum::<f64>() + r.inf;
             let sa: f64 = a.p.iter().sum::<f64>() + a.inf;
             assert!((sr - 1.0).abs() < 1e-9, "q={q} z={z}: remove mass {sr}");

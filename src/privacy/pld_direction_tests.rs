@@ -177,7 +177,11 @@ fn mass_wrapped_from_above_the_window_goes_to_inf() {
             .enumerate()
             .map(|(j, m)| {
                 let l = (k0 + j as i64) as f64 * h;
-                if l > eps { m * (1.0 - (eps - l).exp()) } else { 0.0 }
+                if l > eps {
+                    m * (1.0 - (eps - l).exp())
+                } else {
+                    0.0
+                }
             })
             .sum();
         let got = composed.delta(eps, h);

@@ -689,7 +689,10 @@ fn pld_grid_estimate_is_the_grid_allocated() {
 
 /// RDP epsilon at the default orders.
 fn rdp_eps(q: f64, t: usize, z: f64, d: f64) -> f64 {
-    RdpAccountant::default().epsilon(q, t, z, d).unwrap().epsilon
+    RdpAccountant::default()
+        .epsilon(q, t, z, d)
+        .unwrap()
+        .epsilon
 }
 
 #[test]
@@ -707,17 +710,31 @@ fn pld_at_small_delta_is_finite_monotone_in_z_and_at_most_rdp() {
             let p = acc.epsilon(0.01, 1000, z, delta).unwrap();
             let rdp = rdp_eps(0.01, 1000, z, delta);
             assert!(p.epsilon.is_finite(), "delta={delta} z={z}: {p:?}");
-            assert!(p.epsilon <= last, "delta={delta} z={z}: {} > {last}", p.epsilon);
-            assert!(p.epsilon <= rdp, "delta={delta} z={z}: {} > rdp {rdp}", p.epsilon);
+            assert!(
+                p.epsilon <= last,
+                "delta={delta} z={z}: {} > {last}",
+                p.epsilon
+            );
+            assert!(
+                p.epsilon <= rdp,
+                "delta={delta} z={z}: {} > rdp {rdp}",
+                p.epsilon
+            );
             assert_eq!(p.rdp_fallback, p.note.is_some() && p.grid.is_none());
+            // At 1e-12 the PLD itself answers (the tail budget met, its rounding small enough):
+            // measured 3.922 at z = 1 (truth ~3.914, RDP 4.354) down to 1.736 at z = 1.5.
+            if delta == 1e-12 {
+                assert!(!p.rdp_fallback, "z={z}: {:?}", p.note);
+            }
             if !p.rdp_fallback {
                 assert!(p.error > 0.0 && p.error.is_finite(), "{p:?}");
             }
             last = p.epsilon;
         }
     }
-    // T = 1e4 (was inf; RDP 10.79).
+    // T = 1e4 (was inf; RDP 10.79; measured 10.38).
     let p = acc.epsilon(0.01, 10_000, 1.0, 1e-12).unwrap();
+    assert!(!p.rdp_fallback, "{:?}", p.note);
     assert!(p.epsilon.is_finite() && p.epsilon <= rdp_eps(0.01, 10_000, 1.0, 1e-12));
 }
 
@@ -732,7 +749,11 @@ fn pld_at_q_one_and_delta_1e_12_is_within_2_percent_of_the_exact_gaussian() {
     let acc = PldAccountant::default();
     let up = acc.epsilon(1.0, 1000, 3.0, 1e-12).unwrap();
     assert!(!up.rdp_fallback, "{up:?}");
-    assert!(up.epsilon >= exact * (1.0 - 1e-9), "{} < {exact}", up.epsilon);
+    assert!(
+        up.epsilon >= exact * (1.0 - 1e-9),
+        "{} < {exact}",
+        up.epsilon
+    );
     assert!(up.epsilon <= 1.02 * exact, "{} vs {exact}", up.epsilon);
     let lo = acc.epsilon_lower(1.0, 1000, 3.0, 1e-12).unwrap();
     assert!(lo <= exact * (1.0 + 1e-9), "lower {lo} > exact {exact}");
@@ -758,7 +779,11 @@ fn pld_at_huge_steps_is_an_error_or_a_valid_number() {
     // T above ~1e15 overflowed the lattice arithmetic (a panic). Every query must return an
     // error or a valid epsilon (finite >= 0 or +inf, never NaN).
     let acc = PldAccountant::default();
-    for t in [1_000_000_000_000_000usize, 1_000_000_000_000_000_000, usize::MAX] {
+    for t in [
+        1_000_000_000_000_000usize,
+        1_000_000_000_000_000_000,
+        usize::MAX,
+    ] {
         for (q, z) in [(0.01, 1.0), (1e-6, 1.0), (1.0, 1e3), (0.5, 1e-3)] {
             for r in [
                 acc.epsilon(q, t, z, 1e-5).map(|p| p.epsilon),
