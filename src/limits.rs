@@ -76,7 +76,12 @@ pub fn check_memory(what: &str, bytes: f64) -> Result<()> {
     };
     if too_big {
         let have = avail
-            .map(|a| format!("only {} may be used (75% of the available memory)", fmt_bytes(a)))
+            .map(|a| {
+                format!(
+                    "only {} may be used (75% of the available memory)",
+                    fmt_bytes(a)
+                )
+            })
             .unwrap_or_else(|| "that exceeds 1 TB".to_string());
         return Err(Error::param(format!(
             "{what}: needs about {} of memory, but {have}; reduce it",

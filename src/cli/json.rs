@@ -229,7 +229,10 @@ mod tests {
         );
         // Finite values are exactly serde_json's.
         let finite = [0.1, 1e300, -2.5e-300];
-        assert_eq!(to_string(&finite).unwrap(), serde_json::to_string(&finite).unwrap());
+        assert_eq!(
+            to_string(&finite).unwrap(),
+            serde_json::to_string(&finite).unwrap()
+        );
         let v = serde_json::json!({"e": 2.5, "f": [1, 2]});
         assert_eq!(to_string(&v).unwrap(), serde_json::to_string(&v).unwrap());
     }

@@ -252,7 +252,8 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         Some(0) => return Err(Error::param("--steps must be >= 1")),
         Some(t) => t,
         None => {
-            let per_epoch = crate::limits::to_count("steps per epoch n / B", (n as f64 / batch).round())?;
+            let per_epoch =
+                crate::limits::to_count("steps per epoch n / B", (n as f64 / batch).round())?;
             usize::try_from(per_epoch.max(1))
                 .ok()
                 .and_then(|p| DEFAULT_EPOCHS.checked_mul(p))

@@ -536,12 +536,24 @@ fn every_bad_input_gets_one_error_line_and_exit_code_2() {
     let args = s(&["merge", &huber, "--out", &shard_dir.display().to_string()]);
     let (code, err) = run(&args);
     if !(code == Some(2) && err.lines().count() == 1 && err.contains("shard of 1000000000000")) {
-        failures.push(format!("merge after --shard 1/1e12: exit {code:?}, stderr {err:?}"));
+        failures.push(format!(
+            "merge after --shard 1/1e12: exit {code:?}, stderr {err:?}"
+        ));
     }
     // A recommendation that succeeds prints no NaN, no wrapped T and no zero noise, and its
     // --json line is valid JSON.
     let out = Command::new(BIN)
-        .args(s(&["clipnorm", "recommend", "--csv", &format!("{ROOT}/data/wine.csv"), "--label", "target", "--epsilon", "2", "--json"]))
+        .args(s(&[
+            "clipnorm",
+            "recommend",
+            "--csv",
+            &format!("{ROOT}/data/wine.csv"),
+            "--label",
+            "target",
+            "--epsilon",
+            "2",
+            "--json",
+        ]))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

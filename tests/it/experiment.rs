@@ -144,11 +144,7 @@ fn merge_refuses_while_another_process_writes_the_results_file() {
         .arg("30")
         .spawn()
         .unwrap();
-    std::fs::write(
-        &lock,
-        dpsgd_lab::experiment::results::lock_text(child.id()),
-    )
-    .unwrap();
+    std::fs::write(&lock, dpsgd_lab::experiment::results::lock_text(child.id())).unwrap();
     let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
     child.kill().unwrap();
     child.wait().unwrap();

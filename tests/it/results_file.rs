@@ -112,7 +112,9 @@ fn a_live_lock_refuses_a_second_writer_and_a_stale_one_is_taken_over() {
     }
     // A lock this process holds is live.
     let held = results::lock(&dir.join("results.jsonl")).unwrap();
-    let e = runner::run(&spec, &opts(&dir, true)).unwrap_err().to_string();
+    let e = runner::run(&spec, &opts(&dir, true))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("another dpsgd-lab process"), "{e}");
     drop(held);
     std::fs::remove_file(dir.join("results.jsonl")).unwrap();
@@ -145,7 +147,10 @@ fn a_corrupt_middle_line_is_an_error_and_a_torn_last_line_is_dropped() {
     let middle = [lines[0], lines[1], "{\"cell\": 1, torn", lines[3]].join("\n") + "\n";
     std::fs::write(&path, middle).unwrap();
     let e = runner::read_results(&path, &head).unwrap_err().to_string();
-    assert!(e.contains("results.jsonl:3") && e.contains("not a cell line"), "{e}");
+    assert!(
+        e.contains("results.jsonl:3") && e.contains("not a cell line"),
+        "{e}"
+    );
     let last = [lines[0], lines[1], lines[2], "{\"cell\": 2, to"].join("\n") + "\n";
     std::fs::write(&path, last).unwrap();
     assert_eq!(runner::read_results(&path, &head).unwrap().len(), 2);
