@@ -59,18 +59,29 @@ pub fn fmt_bytes(b: f64) -> String {
     }
 }
 
+/// Share of the available memory one estimated allocation may take: the rest is for what the
+/// estimate does not count (the binary, the allocator's slack, buffers and copies made along
+/// the way). Without it an estimate just at the limit passes and the process then aborts.
+pub const MEMORY_SHARE: f64 = 0.75;
+
 /// Refuses an allocation of `bytes` (an estimate from the config, before allocating) that does
-/// not fit in the available memory; `what` names the inputs that decide its size.
+/// not fit in [`MEMORY_SHARE`] of the available memory; `what` names the inputs that decide its
+/// size.
 pub fn check_memory(what: &str, bytes: f64) -> Result<()> {
-    let avail = available_memory();
+    let avail = available_memory().map(|a| MEMORY_SHARE * a);
     let too_big = match avail {
-        Some(a) => bytes.is_nan() || bytes > a,
+        Some(a) => bytes.is_nan() || bytes >= a,
         // Without /proc/meminfo, refuse only what no machine has (1 TB).
         None => bytes.is_nan() || bytes > 1024f64.powi(4),
     };
     if too_big {
         let have = avail
-            .map(|a| format!("only {} is available", fmt_bytes(a)))
+            .map(|a| {
+                format!(
+                    "only {} may be used (75% of the available memory)",
+                    fmt_bytes(a)
+                )
+            })
             .unwrap_or_else(|| "that exceeds 1 TB".to_string());
         return Err(Error::param(format!(
             "{what}: needs about {} of memory, but {have}; reduce it",
@@ -139,6 +150,11 @@ mod tests {
     fn memory_beyond_the_machine_is_refused() {
         assert!(check_memory("x", 1e30).is_err());
         assert!(check_memory("x", 1024.0).is_ok());
+        // An estimate at the available memory itself leaves nothing for the rest: refused.
+        if let Some(a) = available_memory() {
+            assert!(check_memory("x", a).is_err());
+            assert!(check_memory("x", MEMORY_SHARE * a).is_err());
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde::Deserialize;
 
+use dpsgd::clipnorm::recommend::MIN_NOISE_MULTIPLIER;
 use dpsgd::config::{TrainConfig, from_toml_str};
 use dpsgd::data::Dataset;
 use dpsgd::data::generator::GeneratorSpec;
@@ -641,6 +642,22 @@ fn recommend_clip_norm<'py>(
     accountant: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let g = vector(py, per_sample_norms, "per_sample_norms")?;
+    // As `clipnorm recommend`: at least one norm, every one finite and >= 0.
+    if g.is_empty() {
+        return Err(value_error(
+            "per_sample_norms is empty: give one norm per sample",
+        ));
+    }
+    if let Some((i, v)) = g
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
+    {
+        return Err(value_error(format!(
+            "per-sample norm of row {} is {v}; norms must be finite and >= 0",
+            i + 1
+        )));
+    }
     dpsgd::error::check_positive("epsilon", epsilon).map_err(err)?;
     dpsgd::error::check_open("delta", delta, 0.0, 1.0).map_err(err)?;
     if rnmm_epsilon >= epsilon {
@@ -672,6 +689,12 @@ fn recommend_clip_norm<'py>(
                     ));
                 }
             };
+            // As `clipnorm recommend`: a z at the calibration's search floor is no noise.
+            if let Some(z) = z.filter(|z| !(z.is_finite() && *z >= MIN_NOISE_MULTIPLIER)) {
+                return Err(dpsgd::Error::param(format!(
+                    "epsilon = {epsilon} is out of the accountant's range: DP-SGD's share is met by z = {z} (no noise worth the name); lower epsilon"
+                )));
+            }
             Ok((sel, z))
         })
         .map_err(err)?;
@@ -723,6 +746,13 @@ fn lower_bound_instance<'py>(
         codeword,
         packing_seed,
     };
+    // The CLI's estimate (`lower-bound`): the data set and its optimum, refused before
+    // allocating, so that a large n or d raises instead of aborting the interpreter.
+    dpsgd::limits::check_memory(
+        &format!("n = {n}, d = {d}"),
+        8.0 * (n as f64 + 2.0) * (d as f64 + 2.0),
+    )
+    .map_err(err)?;
     let (q, data) = py
         .detach(|| -> dpsgd::Result<_> {
             let q = spec.instance()?;

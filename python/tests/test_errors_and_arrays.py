@@ -157,3 +157,16 @@ def test_train_returns_iterates_as_arrays():
     cfg2 = {**cfg, "dpsgd": {**cfg["dpsgd"], "steps": np.int64(20), "learning_rate": np.float64(0.1)}}
     r2 = dl.train(X, y, config=cfg2)
     assert r2["f_w_priv"] == r["f_w_priv"]
+
+
+@pytest.mark.parametrize("norms", [[], [1.0, -0.5, 2.0], [1.0, float("nan")]])
+def test_recommend_clip_norm_refuses_empty_or_negative_norms(norms):
+    with pytest.raises(ValueError):
+        dl.recommend_clip_norm(norms, 2.0, 1e-5, lo=0.1, hi=10.0)
+
+
+def test_huge_grid_and_instance_raise_instead_of_aborting():
+    with pytest.raises(ValueError, match="grid_size"):
+        dl.private_min_lipschitz([1.0, 2.0], 1.0, 0.1, 10.0, grid_size=10**15)
+    with pytest.raises(ValueError, match="memory"):
+        dl.lower_bound_instance(10**12, 10**6, 2.0, 1.0, 1e-5)

@@ -76,7 +76,7 @@ pub fn run(a: &AuditArgs) -> Result<()> {
     let r = run_audit(&cfg)?;
     print_report(&r);
     if a.json {
-        println!("{}", serde_json::to_string(&r)?);
+        println!("{}", super::json::to_string(&r)?);
     }
     Ok(())
 }

@@ -134,7 +134,7 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
     })?;
     print_advice(&advice);
     if a.json {
-        println!("{}", serde_json::to_string(&advice)?);
+        println!("{}", super::json::to_string(&advice)?);
     }
     Ok(())
 }
@@ -199,7 +199,7 @@ pub fn run(args: &ClipnormArgs) -> Result<()> {
         },
     )?;
     if args.json {
-        println!("{}", serde_json::to_string(&outcome)?);
+        println!("{}", super::json::to_string(&outcome)?);
     } else {
         let t = &outcome.table;
         println!(

@@ -235,7 +235,7 @@ fn describe(a: &DescribeArgs) -> Result<()> {
         test_n,
     };
     if a.json {
-        println!("{}", serde_json::to_string(&report)?);
+        println!("{}", super::json::to_string(&report)?);
     } else {
         print_describe(&report);
     }
@@ -312,7 +312,7 @@ fn generate(a: &GenerateArgs) -> Result<()> {
         seed,
     };
     if a.json {
-        println!("{}", serde_json::to_string(&report)?);
+        println!("{}", super::json::to_string(&report)?);
     } else {
         println!(
             "wrote {} samples x {} features (+ label column 'target') to {} (seed {})",

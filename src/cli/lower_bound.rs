@@ -160,7 +160,7 @@ pub fn run(a: &LowerBoundArgs) -> Result<()> {
     };
     print_human(&out);
     if a.json {
-        println!("{}", serde_json::to_string(&out)?);
+        println!("{}", super::json::to_string(&out)?);
     }
     Ok(())
 }

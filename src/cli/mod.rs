@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod clipnorm;
 pub mod data;
+pub mod json;
 pub mod lower_bound;
 pub mod merge;
 pub mod privacy;

@@ -108,7 +108,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let summary = experiment::finalize(&spec, &cells, &out, None)?;
     let rows = report::table_rows(&summary);
     if args.json {
-        println!("{}", serde_json::to_string(&summary)?);
+        println!("{}", super::json::to_string(&summary)?);
     } else {
         print!("{}", report::text_table(&rows));
         println!(

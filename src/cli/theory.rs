@@ -243,7 +243,7 @@ fn schedule(a: &ScheduleArgs) -> Result<()> {
     if a.json {
         println!(
             "{}",
-            serde_json::to_string(&ScheduleOut {
+            super::json::to_string(&ScheduleOut {
                 prescription: &p,
                 phi_inputs: inputs,
             })?
@@ -369,7 +369,7 @@ fn phi_cmd(a: &PhiArgs) -> Result<()> {
         ),
     }
     if a.json {
-        println!("{}", serde_json::to_string(&out)?);
+        println!("{}", super::json::to_string(&out)?);
     }
     Ok(())
 }
@@ -406,7 +406,7 @@ fn alpha_cmd(a: &AlphaArgs) -> Result<()> {
     if a.json {
         println!(
             "{}",
-            serde_json::to_string(&AlphaOut {
+            super::json::to_string(&AlphaOut {
                 loss: loss.name().to_string(),
                 n: data.n,
                 estimates,

@@ -59,7 +59,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         start,
     )?;
     if args.json {
-        println!("{}", serde_json::to_string(&run)?);
+        println!("{}", super::json::to_string(&run)?);
     } else {
         let s = &run.summary;
         println!(

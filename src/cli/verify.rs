@@ -129,7 +129,7 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
     std::fs::create_dir_all(&out)?;
     std::fs::write(out.join("report.md"), &md)?;
     if args.json {
-        println!("{}", serde_json::to_string(&summaries)?);
+        println!("{}", super::json::to_string(&summaries)?);
     } else {
         print!("{}", report::text_table(&rows));
         println!(

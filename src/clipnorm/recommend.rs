@@ -27,6 +27,10 @@ pub const DEFAULT_GRID_SIZE: usize = 200;
 /// The study's epochs: the default number of steps is this many passes at the default batch.
 pub const DEFAULT_EPOCHS: usize = 30;
 
+/// The smallest noise multiplier a recommendation may print: below it the calibration has hit
+/// its search floor (`calibrate_noise` stops at z = 1e-6), so the budget is effectively infinite.
+pub const MIN_NOISE_MULTIPLIER: f64 = 1e-4;
+
 /// Where the per-sample values G_i come from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NormsSource {
@@ -231,6 +235,14 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
     let sel = private_min_lipschitz(&g, &rc, &mut stream(req.seed, 0, Purpose::Mechanism))?;
     let batch = req.batch_size.unwrap_or_else(|| default_batch(n));
     check_positive("--batch-size", batch)?;
+    // An expected batch below one sample is no DP-SGD anyone runs, and its default T =
+    // 30 n / B would overflow any count.
+    if batch < 1.0 {
+        return Err(Error::param(format!(
+            "--batch-size {} must be >= 1 (the expected number of samples per step)",
+            crate::error::fmt_num(batch)
+        )));
+    }
     if batch > n as f64 {
         return Err(Error::param(format!(
             "--batch-size {batch} exceeds the {n} rows of {csv}"
@@ -239,7 +251,18 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
     let steps = match req.steps {
         Some(0) => return Err(Error::param("--steps must be >= 1")),
         Some(t) => t,
-        None => DEFAULT_EPOCHS * ((n as f64 / batch).round() as usize).max(1),
+        None => {
+            let per_epoch =
+                crate::limits::to_count("steps per epoch n / B", (n as f64 / batch).round())?;
+            usize::try_from(per_epoch.max(1))
+                .ok()
+                .and_then(|p| DEFAULT_EPOCHS.checked_mul(p))
+                .ok_or_else(|| {
+                    Error::param(format!(
+                        "T = {DEFAULT_EPOCHS} epochs x {per_epoch} steps does not fit in a count; give --steps"
+                    ))
+                })?
+        }
     };
     let q = batch / n as f64;
     let dpsgd_epsilon = req.epsilon - rnmm_epsilon;
@@ -249,6 +272,18 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         dpsgd_epsilon,
         req.delta,
     )?;
+    // The calibration stops searching below z = 1e-6 (`calibrate_noise`) and returns the end of
+    // its bracket: a z this small means the budget is met by no noise worth the name, and would
+    // print as z = 0.0000.
+    if !(z.is_finite() && z >= MIN_NOISE_MULTIPLIER) {
+        return Err(Error::param(format!(
+            "--epsilon {} is out of the accountant's range: DP-SGD's share {} is met by z = {} \
+             (no noise worth the name); lower --epsilon",
+            crate::error::fmt_num(req.epsilon),
+            crate::error::fmt_num(dpsgd_epsilon),
+            crate::error::fmt_num(z)
+        )));
+    }
     Ok(ClipNormAdvice {
         csv,
         label: req.label.clone(),

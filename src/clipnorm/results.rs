@@ -1,6 +1,7 @@
 //! An append-only JSONL results file keyed by cell id, so that an interrupted study resumes
 //! where it stopped. Line 1 is a header with the study's fingerprint; every further line is one
-//! finished [`RunRecord`]. A torn last line (a crash mid-write) is ignored on resume.
+//! finished [`RunRecord`]. A torn last line (a crash mid-write) is dropped with a warning on
+//! resume; a corrupt line anywhere else is an error naming the file and line.
 //!
 //! Kept local to the study until the Monte Carlo runner's results module lands on main.
 
@@ -90,11 +91,31 @@ impl ResultsFile {
                     )));
                 }
             }
-            for line in lines {
-                let line = line.map_err(io)?;
-                // A torn last line is skipped: its cell simply runs again.
-                if let Ok(r) = serde_json::from_str::<RunRecord>(&line) {
-                    done.insert(r.key.clone(), r);
+            // A torn last line (a crash mid-write) is dropped with a warning: its cell simply
+            // runs again. Any other line that does not parse is an error naming it: a corrupt
+            // middle line is not a crash artefact, and skipping it would hide lost results.
+            let rest: Vec<String> = lines.collect::<std::result::Result<_, _>>().map_err(io)?;
+            let last = rest.iter().rposition(|l| !l.trim().is_empty());
+            for (i, line) in rest.iter().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match serde_json::from_str::<RunRecord>(line) {
+                    Ok(r) => {
+                        done.insert(r.key.clone(), r);
+                    }
+                    Err(e) if Some(i) == last => {
+                        eprintln!(
+                            "warning: {name}:{}: dropped a torn last line (an interrupted write: {e}); its run is done again",
+                            i + 2
+                        );
+                    }
+                    Err(e) => {
+                        return Err(Error::Config(format!(
+                            "{name}:{}: not a results line ({e}); delete the line to rerun it, or start without --resume",
+                            i + 2
+                        )));
+                    }
                 }
             }
             // Rewrite without torn lines so that appends start on a fresh line.

@@ -209,7 +209,9 @@ impl GeneratorSpec {
         };
         crate::limits::check_memory(
             &format!("[data] n = {n}, d = {d}, classes = {m}"),
-            8.0 * (n as f64 * (d as f64 + 2.0) + m * (d as f64 + 1.0)),
+            // x and y, the per-sample constants, and one more copy of the rows (the train/test
+            // split or standardization copies them): the peak, not just the first allocation.
+            8.0 * (n as f64 * (2.0 * d as f64 + 3.0) + m * (d as f64 + 1.0)),
         )?;
         let mut x = vec![0.0; n * d];
         let y = match &self.labels {

@@ -114,6 +114,14 @@ pub fn merge(spec: &Spec, out: &Path) -> Result<BTreeMap<usize, CellResult>> {
             other.display()
         )));
     }
+    // N comes from a file name: never enumerate more shards than the spec has cells.
+    if n > spec.cells() {
+        return Err(Error::Config(format!(
+            "{} is a shard of {n}, but the spec has only {} cells: it was not written by this spec's `run --shard`; remove it",
+            shards[0].2.display(),
+            spec.cells()
+        )));
+    }
     // Every present shard first: a shard of the wrong spec or scale is the more basic mistake.
     for (_, _, path) in &shards {
         match runner::read_header(path)? {

@@ -129,7 +129,14 @@ pub fn read_results(path: &Path, expect: &Header) -> Result<BTreeMap<usize, Cell
         };
         let line: Line = match serde_json::from_str(text) {
             Ok(l) => l,
-            Err(_) if i == last => break,
+            Err(e) if i == last => {
+                eprintln!(
+                    "warning: {}:{}: dropped a torn last line (an interrupted write: {e}); its cell runs again",
+                    path.display(),
+                    i + 1
+                );
+                break;
+            }
             Err(e) => return Err(bad(&format!("not a cell line ({e})"))),
         };
         if line.spec != expect.fingerprint {
@@ -189,6 +196,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     })
 }
 
+/// Lock files this process holds now (their paths): a lock naming our own pid is live only if
+/// it is one of these; otherwise it was left by an earlier process that had the same pid.
+static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
 /// An exclusive claim on one results file, released (the lock file removed) on drop.
 #[derive(Debug)]
 pub struct ResultsLock {
@@ -198,11 +209,53 @@ pub struct ResultsLock {
 impl Drop for ResultsLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|p| p != &self.path);
+    }
+}
+
+/// The start time of process `pid` (field 22 of /proc/PID/stat, clock ticks since boot), which
+/// tells a live process from a later one that reuses its pid; None where it cannot be read.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// The text of a lock file written by process `pid`: "PID START" (START as in [`start_time`];
+/// just "PID" where the start time is unknown).
+pub fn lock_text(pid: u32) -> String {
+    match start_time(pid) {
+        Some(t) => format!("{pid} {t}"),
+        None => pid.to_string(),
+    }
+}
+
+/// Whether the lock file at `path` with contents `text` belongs to a running process. Stale:
+/// unreadable contents; pid 0 or negative (no process of its own); our own pid unless this
+/// process holds that lock now; a dead pid; a live pid whose start time differs from the one
+/// recorded (the pid was recycled by an unrelated process).
+fn lock_owner_alive(path: &Path, text: &str) -> Option<u32> {
+    let mut it = text.split_whitespace();
+    let pid = it.next()?.parse::<u32>().ok().filter(|p| *p > 0)?;
+    let recorded: Option<u64> = it.next().and_then(|t| t.parse().ok());
+    if pid == std::process::id() {
+        let held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        return held.iter().any(|p| p == path).then_some(pid);
+    }
+    if !alive(pid) {
+        return None;
+    }
+    match (recorded, start_time(pid)) {
+        (Some(a), Some(b)) if a != b => None,
+        _ => Some(pid),
     }
 }
 
 /// Claims `results` for this process through `results.lock` (created exclusively, holding the
-/// pid). A lock left by a process that no longer runs is taken over; a live one is an error.
+/// pid and its start time). A lock left by a process that no longer runs (see
+/// [`lock_owner_alive`]) is taken over; a live one is an error.
 pub fn lock(results: &Path) -> Result<ResultsLock> {
     let path = results.with_extension("jsonl.lock");
     for _ in 0..2 {
@@ -213,16 +266,17 @@ pub fn lock(results: &Path) -> Result<ResultsLock> {
         {
             Ok(mut f) => {
                 use std::io::Write;
-                write!(f, "{}", std::process::id())
+                write!(f, "{}", lock_text(std::process::id()))
                     .map_err(|e| Error::io(path.display().to_string(), e))?;
+                HELD.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(path.clone());
                 return Ok(ResultsLock { path });
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let pid = std::fs::read_to_string(&path)
-                    .ok()
-                    .and_then(|t| t.trim().parse::<u32>().ok());
-                match pid {
-                    Some(p) if alive(p) => {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                match lock_owner_alive(&path, &text) {
+                    Some(p) => {
                         return Err(Error::Config(format!(
                             "{} is being written by another dpsgd-lab process (pid {p}, lock file {}); wait for it or use another --out",
                             results.display(),
@@ -230,7 +284,7 @@ pub fn lock(results: &Path) -> Result<ResultsLock> {
                         )));
                     }
                     // Stale (or unreadable) lock: its process is gone.
-                    _ => {
+                    None => {
                         let _ = std::fs::remove_file(&path);
                     }
                 }
@@ -247,8 +301,12 @@ pub fn lock(results: &Path) -> Result<ResultsLock> {
 
 #[cfg(unix)]
 fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
-    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent. p > 0, so this
+    // never addresses a process group.
+    let r = unsafe { libc::kill(p, 0) };
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 

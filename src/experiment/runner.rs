@@ -114,6 +114,17 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
             "--shard I/N needs 1 <= I <= N, but is {i}/{n}"
         )));
     }
+    // More shards than cells leaves shards with nothing to do, and `merge` would have to look
+    // for every one of them: refuse N above the number of cells.
+    if let Some((i, n)) = opts.shard
+        && n > spec.cells()
+    {
+        return Err(Error::param(format!(
+            "--shard {i}/{n}: N = {n} exceeds the spec's {} cells; use N <= {}",
+            spec.cells(),
+            spec.cells()
+        )));
+    }
     let total_work = work_estimate(spec)?;
     crate::limits::check_work(
         &format!(

@@ -62,6 +62,8 @@ impl RnmmConfig {
     pub fn candidates(&self) -> Result<Vec<f64>> {
         self.validate()?;
         let m = self.grid_size;
+        // Selection holds the candidates twice and their utilities at once: 24 bytes each.
+        crate::limits::check_memory(&format!("RNMM grid_size = {m}"), 24.0 * m as f64)?;
         let r = (self.hi / self.lo).ln();
         Ok((0..m)
             .map(|j| self.lo * (r * j as f64 / (m - 1) as f64).exp())

@@ -137,11 +137,17 @@ fn merge_refuses_while_another_process_writes_the_results_file() {
     let spec = tiny();
     let dir = tmp("merge-locked");
     run_shards(&spec, &dir, &[1, 2], 2);
-    // A live process (this test's own pid) holds results.jsonl's lock, e.g. an unsharded run or
-    // a second merge into the same --out: the merge must not write under it.
+    // A live process (a child, its pid and start time) holds results.jsonl's lock, e.g. an
+    // unsharded run or a second merge into the same --out: the merge must not write under it.
     let lock = dir.join("results.jsonl.lock");
-    std::fs::write(&lock, std::process::id().to_string()).unwrap();
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    std::fs::write(&lock, dpsgd_lab::experiment::results::lock_text(child.id())).unwrap();
     let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
+    child.kill().unwrap();
+    child.wait().unwrap();
     assert!(e.contains("another dpsgd-lab process"), "{e}");
     assert!(
         !dir.join("results.jsonl").exists(),

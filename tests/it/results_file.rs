@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::common;
 
+use dpsgd_lab::experiment::results;
 use dpsgd_lab::experiment::runner::{self, RunOptions};
 use dpsgd_lab::experiment::{ExperimentSpec, Scale, Spec};
 
@@ -83,8 +84,12 @@ fn a_live_lock_refuses_a_second_writer_and_a_stale_one_is_taken_over() {
     let spec = tiny();
     let dir = tmp("lock");
     let lock = dir.join("results.jsonl.lock");
-    // This test process is alive: its pid in the lock means "being written".
-    std::fs::write(&lock, std::process::id().to_string()).unwrap();
+    // A live child process holds the lock (its pid and start time): "being written".
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    std::fs::write(&lock, results::lock_text(child.id())).unwrap();
     let e = runner::run(&spec, &opts(&dir, false))
         .unwrap_err()
         .to_string();
@@ -93,6 +98,26 @@ fn a_live_lock_refuses_a_second_writer_and_a_stale_one_is_taken_over() {
         !dir.join("results.jsonl").exists(),
         "nothing written while locked"
     );
+    // The same live pid with another start time: the pid was recycled, the lock is stale.
+    let start = results::start_time(child.id()).unwrap();
+    std::fs::write(&lock, format!("{} {}", child.id(), start + 1)).unwrap();
+    runner::run(&spec, &opts(&dir, false)).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Our own pid, when this process does not hold the lock, and pids 0 and -1: stale.
+    for text in [std::process::id().to_string(), "0".into(), "-1".into()] {
+        std::fs::write(&lock, &text).unwrap();
+        runner::run(&spec, &opts(&dir, true)).unwrap();
+        assert!(!lock.exists(), "lock {text:?} taken over and released");
+    }
+    // A lock this process holds is live.
+    let held = results::lock(&dir.join("results.jsonl")).unwrap();
+    let e = runner::run(&spec, &opts(&dir, true))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("another dpsgd-lab process"), "{e}");
+    drop(held);
+    std::fs::remove_file(dir.join("results.jsonl")).unwrap();
     // A pid above Linux's pid_max (2^22) belongs to no process: a stale lock.
     std::fs::write(&lock, "999999999").unwrap();
     runner::run(&spec, &opts(&dir, false)).unwrap();
@@ -105,5 +130,29 @@ fn a_live_lock_refuses_a_second_writer_and_a_stale_one_is_taken_over() {
         .filter(|n| n.ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A line that is not JSON in the middle of the file is an error naming the file and line; the
+/// same text as the last line is a torn write, dropped (its cell runs again).
+#[test]
+fn a_corrupt_middle_line_is_an_error_and_a_torn_last_line_is_dropped() {
+    let spec = tiny();
+    let dir = tmp("corrupt");
+    runner::run(&spec, &opts(&dir, false)).unwrap();
+    let path = dir.join("results.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let head = runner::header(&spec);
+    let middle = [lines[0], lines[1], "{\"cell\": 1, torn", lines[3]].join("\n") + "\n";
+    std::fs::write(&path, middle).unwrap();
+    let e = runner::read_results(&path, &head).unwrap_err().to_string();
+    assert!(
+        e.contains("results.jsonl:3") && e.contains("not a cell line"),
+        "{e}"
+    );
+    let last = [lines[0], lines[1], lines[2], "{\"cell\": 2, to"].join("\n") + "\n";
+    std::fs::write(&path, last).unwrap();
+    assert_eq!(runner::read_results(&path, &head).unwrap().len(), 2);
     std::fs::remove_dir_all(&dir).ok();
 }
