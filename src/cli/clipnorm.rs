@@ -177,7 +177,7 @@ fn print_advice(v: &ClipNormAdvice) {
             "  standardization: public means and scales given by the user (eps = 0, delta = 0)"
         ),
         Some(s) => println!(
-            "  standardization: DP estimate ({}), eps = {:.4}, delta = {:e} (rho = {:.3e}, \
+            "  standardization: DP estimate ({}), eps = {:.4}, delta = {:.3e} (rho = {:.3e}, \
              noise sd {:.3} on each sum)",
             s.method, s.epsilon, s.delta, s.rho, s.sigma
         ),
@@ -192,9 +192,19 @@ fn print_advice(v: &ClipNormAdvice) {
         v.candidates_hi,
         v.seed
     );
+    if let Some(s) = &v.standardization
+        && s.relative_noise() > dpsgd_lab::privacy::standardize::NOISY_WARNING
+    {
+        println!(
+            "  note: the private means and scales are mostly noise here (noise sd / noisy count = \
+             {:.2} of each feature's bound); give public values with --public-scales or \
+             --feature-bounds, or raise --std-share",
+            s.relative_noise()
+        );
+    }
     println!("  recommended clip norm: tau = {:.4}", v.clip_norm);
     println!(
-        "  epsilon left for DP-SGD: {:.4} (delta = {:e})",
+        "  epsilon left for DP-SGD: {:.4} (delta = {:.3e})",
         v.dpsgd_epsilon, v.dpsgd_delta
     );
     let std_eps = v.standardization.as_ref().map_or(0.0, |s| s.epsilon);

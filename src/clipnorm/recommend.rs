@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::default_batch;
+use crate::data::Dataset;
 use crate::data::csv::CsvSpec;
 use crate::error::{Error, Result, check_open, check_positive};
 use crate::loss::{LossSpec, lipschitz_constants};
@@ -217,6 +218,14 @@ fn std_source(req: &AdviceRequest, d: usize) -> Result<(StdSource, f64)> {
     ))
 }
 
+/// G_i = G(x_i, y_i) of the multinomial logistic loss (Appendix D) on `data` as given (already
+/// standardized when the recommendation standardizes).
+pub fn logistic_lipschitz(data: &Dataset) -> Result<Vec<f64>> {
+    let loss = LossSpec::Logistic { classes: None }.build(data)?;
+    loss.check_data(data)?;
+    lipschitz_constants(loss.as_ref(), data)
+}
+
 /// The recommendation for `req`.
 pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
     check_positive("--epsilon", req.epsilon)?;
@@ -277,12 +286,7 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
     let n = data.n;
     let (g, source) = match &req.norms {
         NormsSource::Lipschitz => {
-            let loss = loss_spec.build(&data)?;
-            loss.check_data(&data)?;
-            (
-                lipschitz_constants(loss.as_ref(), &data)?,
-                "lipschitz".to_string(),
-            )
+            (logistic_lipschitz(&data)?, "lipschitz".to_string())
         }
         NormsSource::Column(c) => {
             if c == &req.label {

@@ -86,7 +86,24 @@ pub struct PrivateStandardization {
     pub rho: f64,
     /// Standard deviation of the Gaussian noise on each of the 2d + 1 sums.
     pub sigma: f64,
+    /// The noisy count n^ (a DP output; 0 for public scales).
+    pub noisy_count: f64,
 }
+
+impl PrivateStandardization {
+    /// sigma / n^: the noise's standard deviation on each mean of y in [-1, 1] (the released
+    /// means are C_j times these); above [`NOISY_WARNING`] the parameters are mostly noise.
+    pub fn relative_noise(&self) -> f64 {
+        if self.sigma == 0.0 {
+            0.0
+        } else {
+            self.sigma / self.noisy_count
+        }
+    }
+}
+
+/// sigma / n^ above which the output warns that the standardization is mostly noise.
+pub const NOISY_WARNING: f64 = 0.1;
 
 impl PrivateStandardization {
     /// The released parameters as a [`Standardizer`] (x -> (x - mean) / scale).
@@ -213,6 +230,7 @@ pub fn private_standardize(
                 delta: 0.0,
                 rho: 0.0,
                 sigma: 0.0,
+                noisy_count: 0.0,
             });
         }
         StdSource::Private {
@@ -279,6 +297,7 @@ pub fn private_standardize(
         delta,
         rho,
         sigma,
+        noisy_count: n_hat,
     })
 }
 
