@@ -257,6 +257,11 @@ pub fn run(args: &ClipnormArgs) -> Result<()> {
         if let (Some(g1), Some(gn)) = (t.g1, t.gn) {
             println!("  G_1 = {g1:.4}, G_n = {gn:.4}");
         }
+        println!(
+            "  note: the real data sets are standardized with their own means and scales (the \
+             paper's protocol), which is NOT private: the (epsilon, delta) of these results \
+             covers DP-SGD and RNMM, not standardization"
+        );
         for r in &outcome.recommendations {
             println!("  {}", r.line);
         }

@@ -285,9 +285,7 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         .ok_or_else(|| Error::param("the loss has no closed-form G(x, y)"))?;
     let n = data.n;
     let (g, source) = match &req.norms {
-        NormsSource::Lipschitz => {
-            (logistic_lipschitz(&data)?, "lipschitz".to_string())
-        }
+        NormsSource::Lipschitz => (logistic_lipschitz(&data)?, "lipschitz".to_string()),
         NormsSource::Column(c) => {
             if c == &req.label {
                 return Err(Error::param(format!(

@@ -349,7 +349,10 @@ mod tests {
                 attained |= diff >= cap * (1.0 - 1e-12);
             }
         }
-        assert!(attained, "the worst case (a row at +-C_j) should attain the bound");
+        assert!(
+            attained,
+            "the worst case (a row at +-C_j) should attain the bound"
+        );
     }
 
     /// (c) The noise on each sum is N(0, sigma^2): 4000 draws with seed 5 on fixed data; the
@@ -359,8 +362,12 @@ mod tests {
     #[test]
     fn the_noise_on_the_sums_has_the_declared_variance() {
         let d = 3;
-        let data = Dataset::new((0..300).map(|i| (i % 7) as f64).collect(), vec![0.0; 100], d)
-            .unwrap();
+        let data = Dataset::new(
+            (0..300).map(|i| (i % 7) as f64).collect(),
+            vec![0.0; 100],
+            d,
+        )
+        .unwrap();
         let bounds = vec![4.0; d];
         let exact = noisy_sums(&data, &bounds, 0.0, &mut stream(5, 0, Purpose::Noise));
         let sigma = 2.5;
@@ -373,7 +380,11 @@ mod tests {
         let v = e.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (k - 1) as f64;
         assert!(m.abs() <= 4.0 * sigma / (k as f64).sqrt(), "mean {m}");
         let tol = 4.0 * (2.0 / (k - 1) as f64).sqrt();
-        assert!((v / (sigma * sigma) - 1.0).abs() <= tol, "var {v} vs {}", sigma * sigma);
+        assert!(
+            (v / (sigma * sigma) - 1.0).abs() <= tol,
+            "var {v} vs {}",
+            sigma * sigma
+        );
     }
 
     /// (c) The released means carry the declared noise: with public bounds C = 1 and
@@ -416,7 +427,10 @@ mod tests {
     fn rho_conversion_round_trips() {
         for (e, d) in [(0.1, 1e-6), (1.0, 1e-5), (5.0, 1e-9)] {
             let r = rho_for(e, d);
-            assert!((epsilon_of_rho(r, d) - e).abs() <= 1e-12 * e.max(1.0), "{e} {d}");
+            assert!(
+                (epsilon_of_rho(r, d) - e).abs() <= 1e-12 * e.max(1.0),
+                "{e} {d}"
+            );
         }
     }
 }
