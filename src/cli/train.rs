@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 
-use dpsgd_lab::config::{TrainConfig, load_toml};
+use dpsgd_lab::config::{DataSpec, TrainConfig, load_toml};
 use dpsgd_lab::dpsgd::NoiseSpec;
 use dpsgd_lab::limits;
 use dpsgd_lab::rng::{Purpose, stream};
@@ -41,6 +41,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
     if let Some(s) = args.seed {
         cfg.seed = s;
     }
+    let standardized = matches!(&cfg.data, DataSpec::Csv(c) if c.standardize);
     let start = Instant::now();
     let data = cfg
         .data
@@ -59,6 +60,9 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         start,
     )?;
     if args.json {
+        if standardized {
+            eprintln!("note: {STANDARDIZE_NOTE}");
+        }
         println!("{}", super::json::to_string(&run)?);
     } else {
         let s = &run.summary;
@@ -101,6 +105,9 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         {
             println!("  note: {note}");
         }
+        if standardized {
+            println!("  note: {STANDARDIZE_NOTE}");
+        }
         if let (Some(p), NoiseSpec::Theorem34 { nu, epsilon, .. }) =
             (&run.privacy, &cfg.dpsgd.noise)
         {
@@ -116,3 +123,10 @@ pub fn run(args: &TrainArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// Said with every `train` run whose CSV is standardized: `[data] standardize = true` uses the
+/// data's own means and scales (as the paper's protocol and the clip-norm study do), which no
+/// mechanism protects.
+const STANDARDIZE_NOTE: &str = "the features were standardized with the data's own means and \
+     scales ([data] standardize = true), which is NOT private: the (epsilon, delta) above covers \
+     DP-SGD only, not standardization (clipnorm recommend --standardize releases them privately)";

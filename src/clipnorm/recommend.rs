@@ -14,9 +14,13 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::default_batch;
+use crate::data::Dataset;
 use crate::data::csv::CsvSpec;
 use crate::error::{Error, Result, check_open, check_positive};
 use crate::loss::{LossSpec, lipschitz_constants};
+use crate::privacy::standardize::{
+    DEFAULT_STD_SHARE, PrivateStandardization, StdSource, private_standardize,
+};
 use crate::privacy::{RnmmConfig, private_min_lipschitz};
 use crate::rng::{Purpose, stream};
 
@@ -49,8 +53,17 @@ pub struct AdviceRequest {
     pub label: String,
     /// "logistic" or "softmax" (the same multinomial logistic loss).
     pub loss: String,
-    /// Standardize the features before computing G_i (as the study does).
+    /// Standardize the features before computing G_i, with parameters released by
+    /// [`crate::privacy::standardize`]: a DP estimate with `std_share` of (epsilon, delta), or
+    /// the public means and scales of `public_scales` (no cost).
     pub standardize: bool,
+    /// Fraction of epsilon and of delta spent on standardization (default 0.1).
+    pub std_share: Option<f64>,
+    /// File of public per-feature bounds C_j on |x_j| (one per feature): the DP estimate then
+    /// skips its private bounds.
+    pub feature_bounds: Option<PathBuf>,
+    /// File of public per-feature "mean,scale" lines: standardization at no privacy cost.
+    pub public_scales: Option<PathBuf>,
     pub epsilon: f64,
     pub delta: f64,
     /// Fraction of epsilon spent on RNMM (default: eps_RNMM = 0.3, as in the study).
@@ -82,8 +95,17 @@ pub struct ClipNormAdvice {
     /// eps_RNMM = share x epsilon.
     pub rnmm_epsilon: f64,
     pub share: f64,
-    /// epsilon - eps_RNMM, DP-SGD's budget.
+    /// epsilon - eps_std - eps_RNMM, DP-SGD's budget.
     pub dpsgd_epsilon: f64,
+    /// delta - delta_std, DP-SGD's delta.
+    pub dpsgd_delta: f64,
+    /// The released standardization (None without --standardize); its epsilon and delta are
+    /// eps_std and delta_std.
+    pub standardization: Option<PrivateStandardization>,
+    /// eps_std + eps_RNMM + eps_DP-SGD (basic composition): equals epsilon.
+    pub total_epsilon: f64,
+    /// delta_std + delta_DP-SGD: equals delta.
+    pub total_delta: f64,
     pub candidates_lo: f64,
     pub candidates_hi: f64,
     pub grid_size: usize,
@@ -127,6 +149,87 @@ fn read_norms_file(path: &Path) -> Result<Vec<f64>> {
     Ok(out)
 }
 
+/// Reads a file of numeric lines, each with `width` comma-separated values (blank lines and `#`
+/// comments skipped; a non-numeric first line is a header).
+fn read_rows(path: &Path, width: usize) -> Result<Vec<Vec<f64>>> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(&name, e))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let vals: std::result::Result<Vec<f64>, _> =
+            t.split(',').map(|f| f.trim().parse::<f64>()).collect();
+        match vals {
+            Ok(v) if v.len() == width && v.iter().all(|x| x.is_finite()) => out.push(v),
+            Err(_) if out.is_empty() && i == 0 => {}
+            _ => {
+                return Err(Error::data(format!(
+                    "{name}, line {}: '{t}' is not {width} finite comma-separated number(s)",
+                    i + 1
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The standardization source of `req` for data with `d` features, and the share of
+/// (epsilon, delta) it takes.
+fn std_source(req: &AdviceRequest, d: usize) -> Result<(StdSource, f64)> {
+    if let Some(p) = &req.public_scales {
+        let rows = read_rows(p, 2)?;
+        if rows.len() != d {
+            return Err(Error::data(format!(
+                "--public-scales {} has {} 'mean,scale' lines but the data have d = {d} features",
+                p.display(),
+                rows.len()
+            )));
+        }
+        let st = crate::data::split::Standardizer {
+            mean: rows.iter().map(|r| r[0]).collect(),
+            std: rows.iter().map(|r| r[1]).collect(),
+        };
+        return Ok((StdSource::Public(st), 0.0));
+    }
+    let share = match req.std_share {
+        Some(s) => check_open("--std-share", s, 0.0, 1.0)?,
+        None => DEFAULT_STD_SHARE,
+    };
+    let bounds = match &req.feature_bounds {
+        Some(p) => {
+            let rows = read_rows(p, 1)?;
+            if rows.len() != d {
+                return Err(Error::data(format!(
+                    "--feature-bounds {} has {} values but the data have d = {d} features",
+                    p.display(),
+                    rows.len()
+                )));
+            }
+            Some(rows.into_iter().map(|r| r[0]).collect())
+        }
+        None => None,
+    };
+    Ok((
+        StdSource::Private {
+            epsilon: share * req.epsilon,
+            delta: share * req.delta,
+            bounds,
+        },
+        share,
+    ))
+}
+
+/// G_i = G(x_i, y_i) of the multinomial logistic loss (Appendix D) on `data` as given (already
+/// standardized when the recommendation standardizes).
+pub fn logistic_lipschitz(data: &Dataset) -> Result<Vec<f64>> {
+    let loss = LossSpec::Logistic { classes: None }.build(data)?;
+    loss.check_data(data)?;
+    lipschitz_constants(loss.as_ref(), data)
+}
+
 /// The recommendation for `req`.
 pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
     check_positive("--epsilon", req.epsilon)?;
@@ -159,23 +262,34 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         path: csv.clone(),
         label: req.label.clone(),
         split: None,
-        standardize: req.standardize,
+        standardize: false,
     };
-    let data = spec.load()?;
+    let mut data = spec.load()?;
+    if !req.standardize && (req.public_scales.is_some() || req.feature_bounds.is_some()) {
+        return Err(Error::param(
+            "--public-scales and --feature-bounds need --standardize",
+        ));
+    }
+    // Standardization is released first (its own stream), then everything below runs on data
+    // transformed by the released parameters: RNMM's utility keeps sensitivity 1.
+    let standardization = if req.standardize {
+        let (source, _) = std_source(req, data.d)?;
+        let ps = private_standardize(&data, &source, &mut stream(req.seed, 1, Purpose::Mechanism))?;
+        ps.standardizer().apply(&mut data)?;
+        Some(ps)
+    } else {
+        None
+    };
+    let (std_epsilon, std_delta) = standardization
+        .as_ref()
+        .map_or((0.0, 0.0), |s| (s.epsilon, s.delta));
     let loss_spec = LossSpec::Logistic { classes: None };
     let form = loss_spec
         .lipschitz_form()
         .ok_or_else(|| Error::param("the loss has no closed-form G(x, y)"))?;
     let n = data.n;
     let (g, source) = match &req.norms {
-        NormsSource::Lipschitz => {
-            let loss = loss_spec.build(&data)?;
-            loss.check_data(&data)?;
-            (
-                lipschitz_constants(loss.as_ref(), &data)?,
-                "lipschitz".to_string(),
-            )
-        }
+        NormsSource::Lipschitz => (logistic_lipschitz(&data)?, "lipschitz".to_string()),
         NormsSource::Column(c) => {
             if c == &req.label {
                 return Err(Error::param(format!(
@@ -265,12 +379,22 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         }
     };
     let q = batch / n as f64;
-    let dpsgd_epsilon = req.epsilon - rnmm_epsilon;
+    // Basic composition (Dwork & Roth 2014, Theorem 3.16): standardization (eps_std, delta_std),
+    // RNMM (eps_RNMM, 0), DP-SGD (eps - eps_std - eps_RNMM, delta - delta_std).
+    let dpsgd_epsilon = req.epsilon - std_epsilon - rnmm_epsilon;
+    let dpsgd_delta = req.delta - std_delta;
+    if !(dpsgd_epsilon > 0.0 && dpsgd_delta > 0.0) {
+        return Err(Error::param(format!(
+            "--epsilon {} leaves {dpsgd_epsilon} for DP-SGD after standardization ({std_epsilon}) \
+             and RNMM ({rnmm_epsilon}); lower --std-share or --share",
+            req.epsilon
+        )));
+    }
     let z = crate::privacy::calibrator(&req.accountant)?.noise_multiplier(
         q,
         steps,
         dpsgd_epsilon,
-        req.delta,
+        dpsgd_delta,
     )?;
     // The calibration stops searching below z = 1e-6 (`calibrate_noise`) and returns the end of
     // its bracket: a z this small means the budget is met by no noise worth the name, and would
@@ -296,6 +420,10 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         rnmm_epsilon,
         share,
         dpsgd_epsilon,
+        dpsgd_delta,
+        standardization,
+        total_epsilon: std_epsilon + rnmm_epsilon + dpsgd_epsilon,
+        total_delta: std_delta + dpsgd_delta,
         candidates_lo: lo,
         candidates_hi: hi,
         grid_size: req.grid_size,

@@ -20,7 +20,9 @@ pub struct CsvSpec {
     #[serde(default)]
     pub split: Option<SplitSpec>,
     /// Standardize every feature to mean 0 and variance 1, with the statistics of the training
-    /// part (so no test information leaks into training).
+    /// part (so no test information leaks into training). These statistics are NOT private: a
+    /// DP guarantee of training on the result does not cover them (`train` says so; the
+    /// private alternative is [`crate::privacy::standardize`]).
     #[serde(default)]
     pub standardize: bool,
 }

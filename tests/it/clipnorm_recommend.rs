@@ -6,7 +6,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use dpsgd_lab::clipnorm::recommend::logistic_lipschitz;
+use dpsgd_lab::data::Dataset;
+use dpsgd_lab::data::csv::CsvSpec;
+use dpsgd_lab::data::split::Standardizer;
 use dpsgd_lab::privacy::AccountantKind;
+use dpsgd_lab::privacy::min_lipschitz::exact_probabilities;
+use dpsgd_lab::privacy::standardize::epsilon_of_rho;
+use dpsgd_lab::privacy::{RnmmConfig, private_min_lipschitz};
+use dpsgd_lab::rng::{Purpose, stream};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -80,11 +88,35 @@ fn shipped_csvs_get_a_recommendation_that_spends_exactly_epsilon() {
         assert_eq!(b, (n as usize / 10).min(500) as f64);
         let steps = v["steps"].as_u64().unwrap() as usize;
         assert_eq!(steps, 30 * (n / b).round() as usize);
-        // RNMM's pure epsilon + DP-SGD's epsilon by the accountant = the budget (1e-6 rel.).
+        // Standardization's (eps, delta) + RNMM's pure epsilon + DP-SGD's epsilon by the
+        // accountant at the delta left = the budget (1e-6 rel.), and the printed total is it.
+        let st = &v["standardization"];
+        let (std_eps, std_delta) = (
+            st["epsilon"].as_f64().unwrap(),
+            st["delta"].as_f64().unwrap(),
+        );
+        // The default share: 10% of epsilon and of delta, and rho converts back to it.
+        assert!(
+            (std_eps - 0.1 * eps).abs() <= 1e-12 * eps,
+            "{csv}: {std_eps}"
+        );
+        assert!((std_delta - 1e-6).abs() <= 1e-18, "{csv}: {std_delta}");
+        let rho = st["rho"].as_f64().unwrap();
+        assert!((epsilon_of_rho(rho, std_delta) / std_eps - 1.0).abs() <= 1e-9);
+        let dpsgd_delta = v["dpsgd_delta"].as_f64().unwrap();
+        assert!((std_delta + dpsgd_delta - 1e-5).abs() <= 1e-18);
         let z = v["noise_multiplier"].as_f64().unwrap();
-        let spent = AccountantKind::Rdp.epsilon(b / n, steps, z, 1e-5).unwrap();
-        let total = v["rnmm_epsilon"].as_f64().unwrap() + spent;
+        let spent = AccountantKind::Rdp
+            .epsilon(b / n, steps, z, dpsgd_delta)
+            .unwrap();
+        let total = std_eps + v["rnmm_epsilon"].as_f64().unwrap() + spent;
         assert!((total / eps - 1.0).abs() <= 1e-6, "{csv}: {total} vs {eps}");
+        assert!((v["total_epsilon"].as_f64().unwrap() - eps).abs() <= 1e-12 * eps);
+        assert!((v["total_delta"].as_f64().unwrap() - 1e-5).abs() <= 1e-18);
+        assert!(
+            out.contains("budget split (basic composition): standardization"),
+            "{out}"
+        );
     }
 }
 
@@ -357,4 +389,186 @@ fn bad_input_gets_one_error_line_and_exit_code_2() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// data/wine.csv and wine.csv plus one row: `kind` "outlier" (every feature 1e4 times its largest
+/// |value|, issue 33's neighbour) or a row at `center` (standardized to 0, G = sqrt 2 = lo).
+fn wine_plus(kind: &str, center: &[f64]) -> (Dataset, Dataset) {
+    let wine = CsvSpec::new(format!("{ROOT}/data/wine.csv"), "target")
+        .load()
+        .unwrap();
+    let mut x = wine.x.clone();
+    let mut y = wine.y.clone();
+    for j in 0..wine.d {
+        let m = (0..wine.n)
+            .map(|i| wine.row(i)[j].abs())
+            .fold(0.0, f64::max);
+        x.push(if kind == "outlier" {
+            1e4 * m.max(1.0)
+        } else {
+            center[j]
+        });
+    }
+    y.push(0.0);
+    let plus = Dataset::new(x, y, wine.d).unwrap();
+    (wine, plus)
+}
+
+/// G_i of `data` standardized by `st`.
+fn g_of(data: &Dataset, st: &Standardizer) -> Vec<f64> {
+    let mut d = data.clone();
+    st.apply(&mut d).unwrap();
+    logistic_lipschitz(&d).unwrap()
+}
+
+/// max_j |ln P(j | D) - ln P(j | D')| of RNMM's exact selection probabilities
+/// (`min_lipschitz::exact_probabilities`, P(j) ∝ exp(eps u_j / 2)).
+fn max_log_ratio(g: &[f64], g2: &[f64], cfg: &RnmmConfig) -> f64 {
+    let p = exact_probabilities(g, cfg).unwrap();
+    let q = exact_probabilities(g2, cfg).unwrap();
+    p.iter()
+        .zip(&q)
+        .map(|(a, b)| (a.ln() - b.ln()).abs())
+        .fold(0.0, f64::max)
+}
+
+/// Issue 33's exact neighbouring-files test. `recommend --standardize` on wine.csv releases
+/// (mean, scale); held fixed (post-processing: the same released theta for both files), RNMM's
+/// exact selection probabilities on wine.csv and on wine.csv plus one row differ by at most the
+/// printed eps_RNMM in log-ratio, for the issue's outlier row and for a row at the center (where
+/// the bound is nearly attained). The recommendation's own selection is reproduced from the
+/// released theta (so recommend does run RNMM on data transformed by it, not by the data's own
+/// statistics). The old per-dataset non-private standardization exceeds the budget (issue: 3.08
+/// against 0.3); that is asserted too, documenting the leak this guards against.
+#[test]
+fn exact_rnmm_probabilities_on_neighbouring_files_respect_the_printed_epsilon() {
+    let run = |seed: u64| {
+        let sd = seed.to_string();
+        let (code, out, err) = recommend(&[
+            "--csv",
+            "data/wine.csv",
+            "--label",
+            "target",
+            "--epsilon",
+            "2",
+            "--standardize",
+            "--seed",
+            &sd,
+            "--json",
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+        let v = last_json(&out);
+        let nums = |k: &str| -> Vec<f64> {
+            v["standardization"][k]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        };
+        let theta = Standardizer {
+            mean: nums("mean"),
+            std: nums("scale"),
+        };
+        let cfg = RnmmConfig {
+            epsilon: v["rnmm_epsilon"].as_f64().unwrap(),
+            lo: v["candidates_lo"].as_f64().unwrap(),
+            hi: v["candidates_hi"].as_f64().unwrap(),
+            grid_size: v["grid_size"].as_u64().unwrap() as usize,
+            target_count: 1,
+        };
+        (theta, cfg, v["candidate_index"].as_u64().unwrap())
+    };
+    // The recommendation is RNMM on G_i under the released theta, each seed's stream (seeds
+    // 0-4: on wine the non-private path picks a different candidate at seeds 1, 3, 4).
+    for seed in 0..5 {
+        let (theta, cfg, index) = run(seed);
+        let (wine, _) = wine_plus("outlier", &theta.mean);
+        let g = g_of(&wine, &theta);
+        let sel =
+            private_min_lipschitz(&g, &cfg, &mut stream(seed, 0, Purpose::Mechanism)).unwrap();
+        assert_eq!(sel.index as u64, index, "seed {seed}");
+    }
+    let (theta, cfg, _) = run(0);
+    let eps = cfg.epsilon;
+    for kind in ["outlier", "center"] {
+        let (wine, plus) = wine_plus(kind, &theta.mean);
+        let r = max_log_ratio(&g_of(&wine, &theta), &g_of(&plus, &theta), &cfg);
+        eprintln!("released theta, {kind} row: max |log-ratio| = {r:.4} (eps_RNMM {eps})");
+        assert!(
+            r <= eps * (1.0 + 1e-12),
+            "{kind}: log-ratio {r} > eps_RNMM {eps}"
+        );
+    }
+    // Any fixed theta gives the bound (the released one above is noisy at this budget, so most
+    // G_i sit above the range): with wine's own statistics held fixed for both files, the
+    // center row moves the low counts and the ratio comes close to eps_RNMM.
+    let fixed = Standardizer::fit(&wine_plus("outlier", &theta.mean).0);
+    for kind in ["outlier", "center"] {
+        let (wine, plus) = wine_plus(kind, &fixed.mean);
+        let r = max_log_ratio(&g_of(&wine, &fixed), &g_of(&plus, &fixed), &cfg);
+        eprintln!("fixed theta = wine's statistics, {kind} row: max |log-ratio| = {r:.4}");
+        assert!(
+            r <= eps * (1.0 + 1e-12),
+            "{kind}: log-ratio {r} > eps_RNMM {eps}"
+        );
+        if kind == "center" {
+            assert!(
+                r >= 0.5 * eps,
+                "the center row should nearly attain the bound: {r}"
+            );
+        }
+    }
+    // The old path: each file standardized with its own non-private statistics.
+    let (wine, plus) = wine_plus("outlier", &theta.mean);
+    let old = max_log_ratio(
+        &g_of(&wine, &Standardizer::fit(&wine)),
+        &g_of(&plus, &Standardizer::fit(&plus)),
+        &cfg,
+    );
+    eprintln!("old non-private standardization, outlier row: max |log-ratio| = {old:.4}");
+    assert!(
+        old > eps,
+        "the old path's log-ratio {old} should exceed {eps}"
+    );
+}
+
+/// --public-scales costs nothing (the whole budget goes to RNMM and DP-SGD) and the file is
+/// checked; --std-share moves the split.
+#[test]
+fn public_scales_cost_nothing_and_std_share_moves_the_split() {
+    let dir = tmpdir();
+    let mut text = String::from("mean,scale\n");
+    for _ in 0..13 {
+        text.push_str("0,1\n");
+    }
+    let f = write(&dir, "scales.csv", &text);
+    let base = [
+        "--csv",
+        "data/wine.csv",
+        "--label",
+        "target",
+        "--epsilon",
+        "2",
+        "--standardize",
+        "--json",
+    ];
+    let (code, out, err) = recommend(&[&base[..], &["--public-scales", &f]].concat());
+    assert_eq!(code, Some(0), "{err}");
+    let v = last_json(&out);
+    assert_eq!(v["standardization"]["epsilon"].as_f64(), Some(0.0));
+    assert!((v["dpsgd_epsilon"].as_f64().unwrap() - 1.7).abs() < 1e-12);
+    let (code, out, err) = recommend(&[&base[..], &["--std-share", "0.25"]].concat());
+    assert_eq!(code, Some(0), "{err}");
+    let v = last_json(&out);
+    assert!((v["standardization"]["epsilon"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    assert!((v["dpsgd_epsilon"].as_f64().unwrap() - 1.2).abs() < 1e-12);
+    assert!((v["total_epsilon"].as_f64().unwrap() - 2.0).abs() < 1e-12);
+    let bad = write(&dir, "bad.csv", "0,1\n0,1\n");
+    let (code, _, err) = recommend(&[&base[..], &["--public-scales", &bad]].concat());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.starts_with("error:") && err.lines().count() == 1,
+        "{err}"
+    );
 }
