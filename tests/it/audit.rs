@@ -22,6 +22,7 @@ fn config(q: f64, steps: usize, epsilon: f64, trials: usize, seed: u64) -> Audit
         n: 20,
         d: 3,
         confidence: 0.95,
+        force: false,
         fault: Fault::None,
     }
 }
