@@ -226,7 +226,12 @@ pub fn gdp_mu_lower(s0: &[f64], s1: &[f64], alpha: f64) -> (f64, f64) {
         return (f64::INFINITY, f64::INFINITY);
     }
     let (w, p) = chi_quadrature(df);
-    let sf = |ncp: f64| -> f64 { w.iter().zip(&p).map(|(&wj, &pj)| pj * phi(ncp - t * wj)).sum() };
+    let sf = |ncp: f64| -> f64 {
+        w.iter()
+            .zip(&p)
+            .map(|(&wj, &pj)| pj * phi(ncp - t * wj))
+            .sum()
+    };
     if sf(0.0) >= alpha {
         return (0.0, mu_hat.max(0.0));
     }

@@ -109,13 +109,7 @@ fn print_report(r: &AuditReport) {
     let line = |name: &str, t: &ThreatResult| {
         println!(
             "{name:<15} epsilon_lb = {:.4} (ratio {:.3}, threshold route, {conf}% confidence, {} certifying trials per side; FPR {:.2e} <= {:.2e}, FNR {:.3} <= {:.3})",
-            t.epsilon_lb,
-            t.ratio,
-            r.certifying_trials,
-            t.fpr,
-            t.fpr_upper,
-            t.fnr,
-            t.fnr_upper
+            t.epsilon_lb, t.ratio, r.certifying_trials, t.fpr, t.fpr_upper, t.fnr, t.fnr_upper
         );
         println!(
             "{:<15} epsilon_lb = {:.4} (ratio {:.3}, Gaussian-DP route, mu >= {:.4} (estimate {:.4}), {conf}% confidence, all {} trials per side; {gdp_note})",
