@@ -19,11 +19,18 @@
 //!   (Neyman-Pearson optimal for this pair; = (sum_t x_t - T/2) / z^2 at q = 1);
 //! - final iterate only: the final iterate's e-coordinate, -w_T[e] b / (eta tau) = sum_t x_t.
 //!
-//! Half of the trials (even indices) choose a threshold, the other half certify it with
-//! Clopper-Pearson bounds on both error rates (see [`stats::certify`]). Two routes: the
-//! (epsilon, delta) inequality on the rates (valid for any mechanism), and Gaussian DP, which
-//! reads a mu off the Gaussian trade-off curve and converts it (exact where the statistic is
-//! Gaussian, i.e. q = 1; a CLT approximation with subsampling).
+//! Two routes to a lower bound, both at the stated confidence:
+//! - threshold (Clopper-Pearson): half of the trials (even indices) choose a threshold, the other
+//!   half certify it with Clopper-Pearson bounds on both error rates, turned into epsilon by the
+//!   (epsilon, delta) inequality (see [`stats::certify`]); valid for any mechanism;
+//! - Gaussian DP: nothing is selected (the statistic is fixed in advance), so all R trials per
+//!   side certify: mu is bounded below from the mean shift of the statistic between the sides
+//!   over its pooled standard deviation, with the exact noncentral-t interval of
+//!   [`stats::gdp_mu_lower`], and converted to epsilon at delta by the mu-GDP delta(eps) formula
+//!   (Dong, Roth and Su 2022, Cor. 2.13). At q = 1 both statistics are exactly Gaussian with
+//!   equal variances (each x_t is), so the interval's level is exact; with subsampling the
+//!   statistic is only approximately Gaussian (a CLT approximation, Dong et al. Thm. 3.5) and the
+//!   route is reported as an approximation, not a certificate.
 
 pub mod stats;
 
@@ -36,11 +43,12 @@ use crate::data::Dataset;
 use crate::data::generator::{Direction, GeneratorSpec, LabelModel};
 use crate::dpsgd::{DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule};
 use crate::error::{Error, Result, check_open};
+use crate::limits::{self, fmt_num};
 use crate::loss::{HuberLoss, Loss};
 use crate::privacy::gaussian::full_batch_epsilon;
 use crate::privacy::{PldAccountant, RdpAccountant};
 use crate::rng::{Purpose, stream};
-use stats::{Certified, Route, certify};
+use stats::{Certified, Route, certify, gdp_mu_lower};
 
 /// The canary's gradient norm in units of tau: >= 1, so clipping binds on it.
 pub const CANARY_NORM: f64 = 10.0;
@@ -89,6 +97,8 @@ pub struct AuditConfig {
     pub d: usize,
     /// Confidence level of the lower bounds, e.g. 0.95.
     pub confidence: f64,
+    /// Run even when the work estimate exceeds [`limits::WORK_LIMIT`].
+    pub force: bool,
     #[doc(hidden)]
     pub fault: Fault,
 }
@@ -98,10 +108,11 @@ pub struct AuditConfig {
 pub struct ThreatResult {
     /// Clopper-Pearson threshold route: epsilon_lb at delta with the stated confidence.
     pub epsilon_lb: f64,
-    /// Gaussian-DP route: epsilon of the certified mu lower bound.
+    /// Gaussian-DP route: epsilon at delta of the mu lower bound (all trials, no selection).
     pub epsilon_lb_gdp: f64,
-    /// Certified mu lower bound of the GDP route.
+    /// mu lower bound of the GDP route, and its point estimate (mean shift / pooled sd).
     pub mu_lb: f64,
+    pub mu_hat: f64,
     /// epsilon_lb / epsilon_claimed and epsilon_lb_gdp / epsilon_claimed.
     pub ratio: f64,
     pub ratio_gdp: f64,
@@ -127,7 +138,8 @@ pub struct AuditReport {
     pub epsilon_claimed: f64,
     /// Confidence level of every lower bound.
     pub confidence: f64,
-    /// Trials per side, and how many of them certify (the other half choose thresholds).
+    /// Trials per side, and how many of them certify in the threshold route (the other half
+    /// choose thresholds); the Gaussian-DP route certifies with all of them.
     pub trials: usize,
     pub certifying_trials: usize,
     /// Whether the GDP route is exact (q = 1) or an approximation.
@@ -180,6 +192,37 @@ impl AuditConfig {
         if self.fault == Fault::DoubleRate && self.q > 0.5 {
             return Err(Error::param("the doubled-rate fault needs q <= 1/2"));
         }
+        // The statistic divides by z^2 and multiplies by b = q (n + 1): both must be normal
+        // floats, or every score is 0, inf or NaN.
+        let b = self.q * (self.n as f64 + 1.0);
+        let z2 = self.z * self.z;
+        if !(z2.is_normal() && (1.0 / z2).is_normal() && b.is_normal()) {
+            return Err(Error::param(format!(
+                "the audit's statistic needs z^2, 1/z^2 and q (n + 1) to be normal floats, but \
+                 z = {} and q (n + 1) = {}",
+                fmt_num(self.z),
+                fmt_num(b)
+            )));
+        }
+        // Work: every trial is T steps of about (b + 1) d-vector operations, on both sides
+        // (as `train` counts it); memory: the scores (2 per trial) and the sorted copies the
+        // routes make, about 64 bytes per trial and side.
+        let trials = self.trials as f64;
+        limits::check_memory(
+            &format!("--trials {}", self.trials),
+            64.0 * 2.0 * trials + 16.0 * (self.n as f64 + 1.0) * self.d as f64,
+        )?;
+        limits::check_work(
+            &format!(
+                "audit with --trials {} (per side), --steps {}, b = q (n + 1) = {}, d = {}",
+                self.trials,
+                self.steps,
+                fmt_num(b),
+                self.d
+            ),
+            2.0 * trials * self.steps as f64 * (b + 1.0) * self.d as f64,
+            self.force,
+        )?;
         Ok(())
     }
 
@@ -288,6 +331,20 @@ pub fn run_audit(cfg: &AuditConfig) -> Result<AuditReport> {
         .epsilon;
     let epsilon_pld = PldAccountant::default().epsilon_upper(cfg.q, cfg.steps, cfg.z, cfg.delta)?;
     let claimed = epsilon_rdp.min(epsilon_pld);
+    // A ratio to a claim of 0 or inf means nothing (and would print NaN or 0).
+    if !(claimed.is_finite() && claimed > 0.0) {
+        return Err(Error::param(format!(
+            "the claimed epsilon at q = {}, T = {}, z = {}, delta = {} is {} (RDP {}, PLD {}): \
+             the audit needs a positive, finite claim",
+            fmt_num(cfg.q),
+            cfg.steps,
+            fmt_num(cfg.z),
+            fmt_num(cfg.delta),
+            fmt_num(claimed),
+            fmt_num(epsilon_rdp),
+            fmt_num(epsilon_pld)
+        )));
+    }
     let (with, without) = cfg.datasets()?;
     let loss = HuberLoss::new(cfg.d, HUBER_C)?;
     let alg = cfg.dpsgd()?;
@@ -312,6 +369,9 @@ pub fn run_audit(cfg: &AuditConfig) -> Result<AuditReport> {
     };
     let alpha = 1.0 - cfg.confidence;
     let delta = cfg.delta;
+    // epsilon of mu-GDP at delta: the eps solving delta = Phi(-eps/mu + mu/2) -
+    // e^eps Phi(-eps/mu - mu/2) (Dong, Roth and Su 2022, Cor. 2.13), which is the Gaussian
+    // mechanism's profile at noise-to-sensitivity ratio 1/mu (Balle and Wang 2018, Thm 8).
     let eps_of_mu = |mu: f64| {
         if mu <= 0.0 {
             0.0
@@ -332,13 +392,19 @@ pub fn run_audit(cfg: &AuditConfig) -> Result<AuditReport> {
                 &eps_of_mu,
             )
         };
-        let (t, g) = (run(Route::Threshold), run(Route::Gdp));
+        let t = run(Route::Threshold);
+        // The GDP route selects nothing: every trial of both sides certifies.
+        let all0: Vec<f64> = sel.0.iter().chain(&hold.0).copied().collect();
+        let all1: Vec<f64> = sel.1.iter().chain(&hold.1).copied().collect();
+        let (mu_lb, mu_hat) = gdp_mu_lower(&all0, &all1, alpha);
+        let epsilon_lb_gdp = eps_of_mu(mu_lb);
         ThreatResult {
             epsilon_lb: t.epsilon_lb,
-            epsilon_lb_gdp: g.epsilon_lb,
-            mu_lb: g.mu_lb,
+            epsilon_lb_gdp,
+            mu_lb,
+            mu_hat,
             ratio: t.epsilon_lb / claimed,
-            ratio_gdp: g.epsilon_lb / claimed,
+            ratio_gdp: epsilon_lb_gdp / claimed,
             threshold: t.threshold,
             fpr: t.fpr,
             fnr: t.fnr,

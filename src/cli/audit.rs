@@ -45,6 +45,9 @@ pub struct AuditArgs {
     /// Print one JSON object as the last line.
     #[arg(long)]
     pub json: bool,
+    /// Run even when the estimated work (2 x trials x steps x (b + 1) x d) exceeds the limit.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Runs `audit`.
@@ -71,6 +74,7 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         n,
         d: a.d,
         confidence: a.confidence,
+        force: a.force,
         fault: Fault::None,
     };
     let r = run_audit(&cfg)?;
@@ -100,16 +104,16 @@ fn print_report(r: &AuditReport) {
     let gdp_note = if r.gdp_exact {
         "exact at q = 1"
     } else {
-        "CLT approximation with subsampling"
+        "a CLT approximation with subsampling, not a certificate"
     };
     let line = |name: &str, t: &ThreatResult| {
         println!(
-            "{name:<15} epsilon_lb = {:.4} (ratio {:.3}, threshold route, {conf}% confidence; FPR {:.2e} <= {:.2e}, FNR {:.3} <= {:.3})",
-            t.epsilon_lb, t.ratio, t.fpr, t.fpr_upper, t.fnr, t.fnr_upper
+            "{name:<15} epsilon_lb = {:.4} (ratio {:.3}, threshold route, {conf}% confidence, {} certifying trials per side; FPR {:.2e} <= {:.2e}, FNR {:.3} <= {:.3})",
+            t.epsilon_lb, t.ratio, r.certifying_trials, t.fpr, t.fpr_upper, t.fnr, t.fnr_upper
         );
         println!(
-            "{:<15} epsilon_lb = {:.4} (ratio {:.3}, Gaussian-DP route, mu >= {:.4}, {conf}% confidence, {gdp_note})",
-            "", t.epsilon_lb_gdp, t.ratio_gdp, t.mu_lb
+            "{:<15} epsilon_lb = {:.4} (ratio {:.3}, Gaussian-DP route, mu >= {:.4} (estimate {:.4}), {conf}% confidence, all {} trials per side; {gdp_note})",
+            "", t.epsilon_lb_gdp, t.ratio_gdp, t.mu_lb, t.mu_hat, r.trials
         );
     };
     line("every iterate:", &r.every_iterate);
