@@ -33,16 +33,17 @@ enum Command {
     /// The canary is a "Dirac" gradient canary: its gradient has norm 10 tau along a coordinate
     /// no other sample's gradient touches (add/remove adjacency, Poisson subsampling at rate q).
     /// Threat models: every iterate visible (likelihood-ratio statistic of the per-step updates
-    /// projected on that coordinate) and final iterate only. Half of the trials choose a
-    /// threshold, the other half certify it with Clopper-Pearson bounds on the false positive and
-    /// false negative rates at --confidence. Two routes: the (epsilon, delta) inequality on the
-    /// rates (valid for any mechanism) and Gaussian DP (mu from the Gaussian trade-off curve,
-    /// converted at delta; exact at q = 1, an approximation with subsampling).
+    /// projected on that coordinate) and final iterate only.
+    /// Two routes: Clopper-Pearson (half of the trials choose a threshold, the other half
+    /// certify it; the (epsilon, delta) inequality on the rates, valid for any mechanism) and
+    /// Gaussian DP (a one-sided lower confidence bound on mu from the mean shift of the
+    /// likelihood-ratio statistic over all trials, converted at delta; exact at q = 1, a CLT
+    /// approximation with subsampling).
     ///
     /// Example: dpsgd-lab audit --q 1 --steps 100 --epsilon 2 --delta 1e-5 --trials 100000
     Audit(cli::audit::AuditArgs),
     /// Clip-norm study (Section 5.2, Figure 1, Tables 3-7): accuracy against tau.
-    Clipnorm(cli::clipnorm::ClipnormArgs),
+    Clipnorm(Box<cli::clipnorm::ClipnormArgs>),
     /// Run one experiment spec (Monte Carlo rate check): results, report and plots.
     Run(cli::run::RunArgs),
     /// Run every experiment spec in simulations/ and print the verification table.

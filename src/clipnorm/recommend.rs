@@ -121,6 +121,7 @@ pub struct ClipNormAdvice {
     pub q: f64,
     /// z calibrated for (dpsgd_epsilon, delta) over `steps` steps at rate q.
     pub noise_multiplier: f64,
+    /// The accountant whose number z is: "rdp", "pld", or "rdp (fallback of pld)".
     pub accountant: String,
 }
 
@@ -390,12 +391,15 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
             req.epsilon
         )));
     }
-    let z = crate::privacy::calibrator(&req.accountant)?.noise_multiplier(
+    // The calibration names the accountant whose number it is (RDP where the PLD fell back).
+    let calibration = crate::privacy::calibrate::calibrate(
+        crate::privacy::AccountantKind::parse(&req.accountant)?,
         q,
         steps,
         dpsgd_epsilon,
         dpsgd_delta,
     )?;
+    let z = calibration.z;
     // The calibration stops searching below z = 1e-6 (`calibrate_noise`) and returns the end of
     // its bracket: a z this small means the budget is met by no noise worth the name, and would
     // print as z = 0.0000.
@@ -435,6 +439,6 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         batch_size: batch,
         q,
         noise_multiplier: z,
-        accountant: req.accountant.clone(),
+        accountant: calibration.achieved.label(),
     })
 }

@@ -399,14 +399,14 @@ fn wine_plus(kind: &str, center: &[f64]) -> (Dataset, Dataset) {
         .unwrap();
     let mut x = wine.x.clone();
     let mut y = wine.y.clone();
-    for j in 0..wine.d {
+    for (j, &c) in center.iter().enumerate().take(wine.d) {
         let m = (0..wine.n)
             .map(|i| wine.row(i)[j].abs())
             .fold(0.0, f64::max);
         x.push(if kind == "outlier" {
             1e4 * m.max(1.0)
         } else {
-            center[j]
+            c
         });
     }
     y.push(0.0);
