@@ -831,7 +831,12 @@ enum NoPld {
 
 /// The one line shown where the PLD cannot answer within its tail budget.
 fn no_pld_message(why: NoPld, q: f64, z: f64, steps: usize, delta: f64) -> String {
-    let what = format!("the PLD of q = {q}, z = {z}, T = {steps} at delta = {delta}");
+    let what = format!(
+        "the PLD of q = {}, z = {}, T = {steps} at delta = {}",
+        crate::error::fmt_num(q),
+        crate::error::fmt_num(z),
+        crate::error::fmt_num(delta)
+    );
     match why {
         NoPld::Memory => format!(
             "{what} with its truncated tails within delta * {TAIL_SHARE} fits in {} at no discretization <= {PLD_MAX_DISCRETIZATION}",
