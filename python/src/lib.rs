@@ -23,9 +23,7 @@ use dpsgd::dpsgd::DpSgdConfig;
 use dpsgd::experiment::{self, RunOptions, Scale, Spec, report};
 use dpsgd::loss::{LossSpec, lipschitz_constants};
 use dpsgd::lower_bound::AppendixLSpec;
-use dpsgd::privacy::{
-    self, AccountantKind, PldAccountant, RdpAccountant, RnmmConfig, calibrate_noise,
-};
+use dpsgd::privacy::{self, AccountantKind, RdpAccountant, RnmmConfig, calibrate_noise};
 use dpsgd::rng::{Purpose, stream};
 use dpsgd::theory::phi::PhiInputs;
 use dpsgd::theory::schedules::lower::hypothesis_warnings;
@@ -239,49 +237,14 @@ fn epsilon<'py>(
             return Err(value_error("orders apply to the rdp accountant only"));
         }
     };
-    let (eps, order, pld) = py
-        .detach(|| -> dpsgd::Result<_> {
-            Ok(match kind {
-                AccountantKind::Rdp => {
-                    let r = rdp.epsilon(q, steps, z, delta)?;
-                    (r.epsilon, Some(r.order), None)
-                }
-                AccountantKind::Pld => {
-                    let r = PldAccountant::default().epsilon(q, steps, z, delta)?;
-                    (r.epsilon, None, Some(r))
-                }
-            })
-        })
+    let r = py
+        .detach(|| privacy::report::EpsilonReport::compute(kind, &rdp, q, steps, z, delta))
         .map_err(err)?;
     if !details {
-        return Ok(PyFloat::new(py, eps).into_any());
+        return Ok(PyFloat::new(py, r.epsilon).into_any());
     }
-    let nu = if eps.is_finite() && eps > 0.0 && z > 0.0 {
-        Some(privacy::nu_eff(z, q, steps, eps, delta).map_err(err)?)
-    } else {
-        None
-    };
-    let fell_back = pld.as_ref().is_some_and(|p| p.rdp_fallback);
-    let mut o = serde_json::json!({
-        // The accountant that produced the number (the CLI's convention).
-        "accountant": if fell_back { "rdp (fallback of pld)" } else { kind.as_str() },
-        "epsilon": eps,
-        "delta": delta,
-        "noise_multiplier": z,
-        "sample_rate": q,
-        "steps": steps,
-        "nu_eff": nu,
-    });
-    if let Some(ord) = order {
-        o["order"] = serde_json::json!(ord);
-    }
-    if let Some(p) = &pld {
-        // The CLI's fields: error is null where the RDP fallback was used.
-        o["error"] = serde_json::json!(p.error);
-        o["discretization"] = serde_json::json!(p.grid.map(|g| g.discretization));
-        o["rdp_fallback"] = serde_json::json!(p.rdp_fallback);
-        o["note"] = serde_json::json!(p.note);
-    }
+    // The CLI's `privacy epsilon --json` object, built by the same code.
+    let o = r.to_json();
     to_py(py, &o)
 }
 

@@ -5,7 +5,8 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use dpsgd_lab::privacy::{AccountantKind, PldAccountant, RdpAccountant, nu_eff, zcdp};
+use dpsgd_lab::privacy::report::{EpsilonReport, json_num as num};
+use dpsgd_lab::privacy::{AccountantKind, RdpAccountant, nu_eff, zcdp};
 
 /// Privacy accounting: epsilon of a run, or the noise needed for a target.
 #[derive(Debug, Args)]
@@ -86,20 +87,6 @@ fn f(x: f64) -> String {
     dpsgd_lab::limits::fmt_num(x)
 }
 
-/// A number as JSON: finite values as numbers, +-infinity as the strings "inf" / "-inf" (JSON
-/// has no infinity; serde_json would write null), NaN ("not computed") as null.
-fn num(x: f64) -> serde_json::Value {
-    if x.is_finite() {
-        json!(x)
-    } else if x.is_nan() {
-        serde_json::Value::Null
-    } else if x > 0.0 {
-        json!("inf")
-    } else {
-        json!("-inf")
-    }
-}
-
 /// Runs a `privacy` subcommand.
 pub fn run(args: &PrivacyArgs) -> Result<()> {
     match &args.command {
@@ -128,55 +115,11 @@ pub fn run(args: &PrivacyArgs) -> Result<()> {
 
 fn epsilon(a: &EpsilonArgs) -> Result<()> {
     let kind = AccountantKind::parse(&a.accountant)?;
-    let (eps, order, pld) = match kind {
-        AccountantKind::Rdp => {
-            let r = RdpAccountant::default().epsilon(a.q, a.steps, a.z, a.delta)?;
-            (r.epsilon, Some(r.order), None)
-        }
-        AccountantKind::Pld => {
-            let acc = PldAccountant::default();
-            let r = acc.epsilon(a.q, a.steps, a.z, a.delta)?;
-            // The certified lower bound (optimistic discretization), also where the upper bound
-            // fell back to RDP; inputs were checked by `epsilon`, so an error here means that no
-            // grid fits (printed as none).
-            let lower = acc.epsilon_lower(a.q, a.steps, a.z, a.delta).ok();
-            (r.epsilon, None, Some((r, lower)))
-        }
-    };
-    let by = match &pld {
-        Some((p, _)) if p.rdp_fallback => "rdp (fallback of pld)",
-        _ => kind.as_str(),
-    };
-    let nu = if eps.is_finite() && eps > 0.0 && a.z > 0.0 {
-        Some(nu_eff(a.z, a.q, a.steps, eps, a.delta)?)
-    } else {
-        None
-    };
+    let r = EpsilonReport::compute(kind, &RdpAccountant::default(), a.q, a.steps, a.z, a.delta)?;
     if a.json {
-        let mut o = json!({
-            "accountant": by,
-            "epsilon": num(eps),
-            "delta": a.delta,
-            "noise_multiplier": a.z,
-            "sample_rate": a.q,
-            "steps": a.steps,
-            "nu_eff": nu,
-        });
-        if let Some(ord) = order {
-            o["order"] = json!(ord);
-        }
-        if let Some((p, lower)) = &pld {
-            // error is null where the RDP fallback was used, epsilon_lower where no grid fits.
-            o["error"] = num(p.error);
-            o["tail_error"] = num(p.tail_error);
-            o["epsilon_lower"] = lower.map_or(serde_json::Value::Null, num);
-            o["discretization"] = json!(p.grid.map(|g| g.discretization));
-            o["rdp_fallback"] = json!(p.rdp_fallback);
-            o["note"] = json!(p.note);
-        }
-        println!("{o}");
+        println!("{}", r.to_json());
     } else {
-        let detail = match (order, &pld) {
+        let detail = match (r.order, &r.pld) {
             (Some(ord), _) => format!("optimal RDP order {ord}"),
             (_, Some((p, lower))) => match p.grid {
                 Some(g) => format!(
@@ -194,16 +137,16 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
         };
         println!(
             "epsilon = {} at delta = {} ({detail}) for q = {}, T = {}, z = {}",
-            f(eps),
+            f(r.epsilon),
             f(a.delta),
             f(a.q),
             a.steps,
             f(a.z)
         );
-        if let Some(nu) = nu {
+        if let Some(nu) = r.nu_eff {
             println!("nu_eff = {}", f(nu));
         }
-        if let Some(note) = pld.and_then(|p| p.0.note) {
+        if let Some(note) = r.pld.as_ref().and_then(|p| p.0.note.as_ref()) {
             println!("note: {note}");
         }
     }

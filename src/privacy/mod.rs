@@ -12,6 +12,7 @@ mod math;
 pub mod min_lipschitz;
 pub mod pld;
 pub mod rdp;
+pub mod report;
 pub mod standardize;
 mod validate;
 pub mod zcdp;
