@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::Args;
 
 use dpsgd_lab::audit::{AuditConfig, AuditReport, Fault, ThreatResult, run_audit};
+use dpsgd_lab::privacy::calibrate::MIN_NOISE_MULTIPLIER;
 use dpsgd_lab::privacy::{AccountantKind, calibrate_noise};
 
 /// Arguments of `audit` (its help text is the subcommand's doc comment in main.rs).
@@ -63,6 +64,14 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         )?,
         (None, None) => anyhow::bail!("give --epsilon or --noise-multiplier"),
     };
+    if a.z.is_none() && !(z.is_finite() && z >= MIN_NOISE_MULTIPLIER) {
+        anyhow::bail!(
+            "--epsilon {} is out of the accountant's range: it is met by z = {} (no noise worth \
+             the name); lower --epsilon",
+            dpsgd_lab::limits::fmt_num(a.epsilon.unwrap_or(f64::NAN)),
+            dpsgd_lab::limits::fmt_num(z)
+        );
+    }
     let n = a.n.unwrap_or(if a.q == 1.0 { 10 } else { 1000 });
     let cfg = AuditConfig {
         q: a.q,

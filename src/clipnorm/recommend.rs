@@ -31,9 +31,7 @@ pub const DEFAULT_GRID_SIZE: usize = 200;
 /// The study's epochs: the default number of steps is this many passes at the default batch.
 pub const DEFAULT_EPOCHS: usize = 30;
 
-/// The smallest noise multiplier a recommendation may print: below it the calibration has hit
-/// its search floor (`calibrate_noise` stops at z = 1e-6), so the budget is effectively infinite.
-pub const MIN_NOISE_MULTIPLIER: f64 = 1e-4;
+pub use crate::privacy::calibrate::MIN_NOISE_MULTIPLIER;
 
 /// Where the per-sample values G_i come from.
 #[derive(Debug, Clone, PartialEq)]

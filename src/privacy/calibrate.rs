@@ -69,6 +69,11 @@ impl AccountantKind {
     }
 }
 
+/// The smallest calibrated noise multiplier a command may use or print: below it the calibration
+/// has hit its search floor (`calibrate_noise` stops at z = 1e-6), so the budget is met by no
+/// noise worth the name (it would print as z = 0.0000).
+pub const MIN_NOISE_MULTIPLIER: f64 = 1e-4;
+
 /// An epsilon and the accountant that actually produced it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Accounted {

@@ -133,6 +133,8 @@ fn audit_cli_json_last_line_and_errors() {
         // z^2 overflows (claim 0), or underflows to 0 (the statistic divides by it).
         vec!["audit", "--q", "1", "--steps", "10", "--z", "1e300"],
         vec!["audit", "--q", "1", "--steps", "10", "--z", "1e-300"],
+        // A claim no noise worth the name meets: the calibration hits its floor (z = 1e-6).
+        vec!["audit", "--q", "1", "--steps", "100", "--epsilon", "1e300"],
         // Work far above the limit (7.2e14 coordinates), refused up front instead of running.
         vec!["audit", "--q", "1", "--steps", "100000000000", "--z", "1"],
         // Memory for the scores (6.4e15 bytes).
