@@ -123,29 +123,10 @@ pub struct ClipNormAdvice {
     pub accountant: String,
 }
 
-/// Reads one value per line (blank lines and `#` comments skipped; a non-numeric first line is
-/// a header).
+/// Reads one finite value per line (blank lines and `#` comments skipped; a non-numeric first
+/// line is a header).
 fn read_norms_file(path: &Path) -> Result<Vec<f64>> {
-    let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(&name, e))?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        match t.parse::<f64>() {
-            Ok(v) => out.push(v),
-            Err(_) if out.is_empty() && i == 0 => {}
-            Err(_) => {
-                return Err(Error::data(format!(
-                    "{name}, line {}: '{t}' is not a number",
-                    i + 1
-                )));
-            }
-        }
-    }
-    Ok(out)
+    Ok(read_rows(path, 1)?.into_iter().map(|v| v[0]).collect())
 }
 
 /// Reads a file of numeric lines, each with `width` comma-separated values (blank lines and `#`
@@ -165,8 +146,13 @@ fn read_rows(path: &Path, width: usize) -> Result<Vec<Vec<f64>>> {
             Ok(v) if v.len() == width && v.iter().all(|x| x.is_finite()) => out.push(v),
             Err(_) if out.is_empty() && i == 0 => {}
             _ => {
+                let wanted = if width == 1 {
+                    "a number (one finite value per line)".to_string()
+                } else {
+                    format!("{width} finite comma-separated numbers")
+                };
                 return Err(Error::data(format!(
-                    "{name}, line {}: '{t}' is not {width} finite comma-separated number(s)",
+                    "{name}, line {}: '{t}' is not {wanted}",
                     i + 1
                 )));
             }
