@@ -164,6 +164,17 @@ fn resume_repeats_no_cell() {
     uniq.dedup();
     assert_eq!(uniq.len(), keys.len());
     assert_eq!(keys.len(), total);
+    // A corrupt middle line is not a crash artefact: resume refuses it, naming the file and
+    // line, instead of silently rerunning (or losing) that cell; the file is left as it was.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut edited: Vec<String> = text.lines().map(str::to_string).collect();
+    edited[5] = "{not json".into();
+    let edited = edited.join("\n") + "\n";
+    std::fs::write(&path, &edited).unwrap();
+    let err = run_study(&tiny(true), &opts(out.clone(), true, false)).unwrap_err();
+    assert!(err.to_string().contains(":6: not a results line"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
+    std::fs::write(&path, &text).unwrap();
     // A different configuration refuses the file instead of mixing results.
     let mut other = tiny(true);
     other.cfg.seed += 1;
