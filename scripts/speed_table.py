@@ -1,4 +1,4 @@
-"""Regenerates the README's speed table in one sitting: criterion benches of dpsgd-lab, the numpy
+"""Regenerates the speed table of docs/performance.md in one sitting: criterion benches of dpsgd-lab, the numpy
 reference (scripts/bench_numpy.py) at the same sizes, and the machine's float64 GEMM peak.
 
 Usage (from the repository root, on a quiet machine; about 5 minutes):
