@@ -6,7 +6,7 @@
 //! regression labels) in d - 1 features plus a coordinate that no sample uses; D' = D plus one
 //! "Dirac" canary whose gradient is `CANARY_NORM` tau along that unused coordinate e (a white-box
 //! gradient canary: the other samples' gradients never touch e). Every trial is a full run of
-//! [`DpSgd::run_observed`] (the real sampler, clipping, noise and step function) with streams
+//! [`DpSgd::run_with`] (the real sampler, clipping, noise and step function) with streams
 //! derived from (seed, 2 i + side), so results are identical for any thread count. Removing the
 //! canary is run as replacing it by a point whose gradient is identically 0 (features 0): the
 //! sum of clipped gradients, the Poisson draws of the other samples and the public divisor
@@ -34,6 +34,7 @@
 
 pub mod stats;
 
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -305,20 +306,23 @@ fn trial(
     let (l1q, lq) = ((-q).ln_1p(), q.ln());
     let mut prev = 0.0;
     let mut lr = 0.0;
-    let out = alg.run_observed(loss, data, cfg.seed, replicate, &mut |t, w| {
-        if t > 0 {
-            let x = -(w[e] - prev) * unit;
-            let u = (2.0 * x - 1.0) * inv;
-            lr += if q == 1.0 {
-                u
-            } else {
-                let (a, c) = (l1q, lq + u);
-                let (hi, lo) = if a > c { (a, c) } else { (c, a) };
-                hi + (lo - hi).exp().ln_1p()
-            };
-        }
-        prev = w[e];
-    })?;
+    let out = alg
+        .run_with(loss, data, cfg.seed, replicate, |t, w| {
+            if t > 0 {
+                let x = -(w[e] - prev) * unit;
+                let u = (2.0 * x - 1.0) * inv;
+                lr += if q == 1.0 {
+                    u
+                } else {
+                    let (a, c) = (l1q, lq + u);
+                    let (hi, lo) = if a > c { (a, c) } else { (c, a) };
+                    hi + (lo - hi).exp().ln_1p()
+                };
+            }
+            prev = w[e];
+            ControlFlow::Continue(())
+        })?
+        .into_output()?;
     Ok((lr, -out.w_last[e] * unit))
 }
 

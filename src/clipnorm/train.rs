@@ -1,11 +1,15 @@
 //! One training run of the study: Algorithm 1 with constant eta and tau, test accuracy after
-//! every epoch. The loop is ours (not [`crate::dpsgd::DpSgd::run`]) so that accuracy is taken
-//! per epoch and a diverged run stops early.
+//! every epoch. The loop is [`crate::dpsgd::DpSgd::run_stepped`]'s; its observer takes the
+//! accuracy per epoch and stops a diverged run early.
+
+use std::ops::ControlFlow;
 
 use crate::data::Dataset;
 use rand_distr::{Distribution, StandardNormal};
 
-use crate::dpsgd::{DpSgd, DpSgdConfig, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper};
+use crate::dpsgd::{
+    DpSgd, DpSgdConfig, NoiseSpec, OutputRule, Projection, RunEnd, StepSchedule, Stepper,
+};
 use crate::error::Result;
 use crate::loss::PerSampleBound;
 use crate::rng::{Purpose, stream};
@@ -51,10 +55,7 @@ impl Setup<'_> {
     /// batches and the same standard-normal draws (common random numbers), so differences
     /// between clip norms are not masked by sampling noise.
     pub fn run(&self, tau: f64, eta: f64, z: f64, run: usize) -> Result<Outcome> {
-        let loss = self.model.loss();
-        self.train_loop(tau, eta, z, run, |stepper, t, w| {
-            stepper.step(loss, self.train, t, w);
-        })
+        self.train_loop(tau, eta, z, run, None)
     }
 
     /// Trains with a clip-norm method other than a fixed tau ([`Rule`]), with the same batches
@@ -65,7 +66,7 @@ impl Setup<'_> {
         let loss = self.model.loss();
         match *rule {
             Rule::Automatic { gamma, z } => {
-                let o = self.train_loop(1.0, eta, 0.0, run, |stepper, t, w| {
+                let mut step = |stepper: &mut Stepper<'_>, t, w: &mut [f64]| {
                     stepper.step_bounded(
                         loss,
                         self.train,
@@ -74,14 +75,15 @@ impl Setup<'_> {
                         PerSampleBound::Normalize(gamma),
                         z,
                     );
-                })?;
+                };
+                let o = self.train_loop(1.0, eta, 0.0, run, Some(&mut step))?;
                 Ok((o, f64::NAN))
             }
             Rule::Adaptive(a) => {
                 let mut count_rng = stream(self.seed, run as u64, Purpose::Other(COUNT_NOISE_TAG));
                 let mut c = a.initial;
                 let b = self.batch;
-                let o = self.train_loop(1.0, eta, 0.0, run, |stepper, t, w| {
+                let mut step = |stepper: &mut Stepper<'_>, t, w: &mut [f64]| {
                     let st = stepper.step_bounded(
                         loss,
                         self.train,
@@ -92,20 +94,23 @@ impl Setup<'_> {
                     );
                     let noise: f64 = StandardNormal.sample(&mut count_rng);
                     c = a.next_clip(c, st.count - st.clipped, st.count, b, noise);
-                })?;
+                };
+                let o = self.train_loop(1.0, eta, 0.0, run, Some(&mut step))?;
                 Ok((o, c))
             }
         }
     }
 
-    /// The epoch loop shared by every method: `step` advances w by one step t.
+    /// The run shared by every method: [`DpSgd::run_with`], or [`DpSgd::run_stepped`] with `step`
+    /// advancing w by one step t, observed after every epoch (test accuracy, or a stop once w is
+    /// not finite).
     fn train_loop(
         &self,
         tau: f64,
         eta: f64,
         z: f64,
         run: usize,
-        mut step: impl FnMut(&mut Stepper<'_>, usize, &mut [f64]),
+        step: Option<&mut dyn FnMut(&mut Stepper<'_>, usize, &mut [f64])>,
     ) -> Result<Outcome> {
         let cfg = DpSgdConfig {
             steps: self.steps(),
@@ -119,41 +124,36 @@ impl Setup<'_> {
         };
         let loss = self.model.loss();
         let alg = DpSgd::new(cfg, self.train.n, None)?;
-        let r = run as u64;
-        let mut w =
-            alg.initial_point(loss.param_dim(), &mut stream(self.seed, r, Purpose::Init))?;
-        let mut stepper = Stepper::new(
-            &alg,
-            loss,
-            self.train,
-            stream(self.seed, r, Purpose::Sampling),
-            stream(self.seed, r, Purpose::Noise),
-        );
         let mut acc = Vec::with_capacity(self.epochs);
         let mut diverged = false;
-        let mut t = 0;
-        for _ in 0..self.epochs {
-            for _ in 0..self.steps_per_epoch {
-                step(&mut stepper, t, &mut w);
-                t += 1;
+        let observe = |t: usize, w: &[f64]| {
+            // after each epoch: t = k steps_per_epoch, k = 1..=epochs
+            if t == 0 || t % self.steps_per_epoch != 0 {
+                return ControlFlow::Continue(());
             }
             if w.iter().any(|v| !v.is_finite()) {
                 diverged = true;
                 acc.resize(self.epochs, 0.0);
-                break;
+                return ControlFlow::Break(());
             }
-            acc.push(self.model.accuracy(&w, self.test));
-        }
+            acc.push(self.model.accuracy(w, self.test));
+            ControlFlow::Continue(())
+        };
+        let (seed, r) = (self.seed, run as u64);
+        let end = match step {
+            None => alg.run_with(loss, self.train, seed, r, observe)?,
+            Some(step) => alg.run_stepped(loss, self.train, seed, r, step, observe)?,
+        };
+        let clipped_fraction = match end {
+            RunEnd::Completed(out) => out.clipped_fraction,
+            RunEnd::Stopped(s) => s.clipped_fraction,
+        };
         let last = &acc[self.epochs - self.average_last..];
         Ok(Outcome {
             acc_last: last.iter().sum::<f64>() / last.len() as f64,
             acc,
             diverged,
-            clipped_fraction: if stepper.sampled == 0 {
-                0.0
-            } else {
-                stepper.clipped as f64 / stepper.sampled as f64
-            },
+            clipped_fraction,
         })
     }
 }

@@ -7,6 +7,8 @@ pub mod noise;
 pub mod sampler;
 pub mod schedule;
 
+use std::ops::ControlFlow;
+
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
@@ -223,18 +225,52 @@ impl DpSgd {
         seed: u64,
         replicate: u64,
     ) -> Result<RunOutput> {
-        self.run_observed(loss, data, seed, replicate, &mut |_, _| {})
+        self.run_with(
+            loss,
+            data,
+            seed,
+            replicate,
+            |_, _| ControlFlow::Continue(()),
+        )?
+        .into_output()
     }
 
-    /// Runs Algorithm 1, calling `observe(t, w_t)` for t = 0..=T.
-    pub fn run_observed(
+    /// Runs Algorithm 1, calling `observe(t, w_t)` for t = 0..=T (before step t, and once after
+    /// the last step). `observe` can stop the run: a `Break` at t ends it before step t, and the
+    /// run ends as [`RunEnd::Stopped`].
+    pub fn run_with(
         &self,
         loss: &dyn Loss,
         data: &Dataset,
         seed: u64,
         replicate: u64,
-        observe: &mut dyn FnMut(usize, &[f64]),
-    ) -> Result<RunOutput> {
+        observe: impl FnMut(usize, &[f64]) -> ControlFlow<()>,
+    ) -> Result<RunEnd> {
+        self.run_stepped(
+            loss,
+            data,
+            seed,
+            replicate,
+            |stepper, t, w| {
+                stepper.step(loss, data, t, w);
+            },
+            observe,
+        )
+    }
+
+    /// [`DpSgd::run_with`] with the step taken by `step(stepper, t, w)` instead of
+    /// [`Stepper::step`] (the clip-norm study's adaptive and automatic clipping use
+    /// [`Stepper::step_bounded`]). This is the one DP-SGD loop: every run method is this loop, so
+    /// every run draws the same streams in the same order.
+    pub fn run_stepped(
+        &self,
+        loss: &dyn Loss,
+        data: &Dataset,
+        seed: u64,
+        replicate: u64,
+        mut step: impl FnMut(&mut Stepper<'_>, usize, &mut [f64]),
+        mut observe: impl FnMut(usize, &[f64]) -> ControlFlow<()>,
+    ) -> Result<RunEnd> {
         let (mut w, mut stepper) = self.begin(loss, data, seed, replicate)?;
         let p = w.len();
         let steps = self.cfg.steps;
@@ -242,34 +278,34 @@ impl DpSgd {
         let mut w_avg = vec![0.0; p];
         let mut w_hat = Vec::new();
         for t in 0..steps {
-            observe(t, &w);
+            if observe(t, &w).is_break() {
+                return Ok(RunEnd::Stopped(Stopped::new(t, steps, w, &stepper)));
+            }
             if t == t_hat {
                 w_hat = w.clone();
             }
             crate::loss::axpy(1.0 / steps as f64, &w, &mut w_avg);
-            stepper.step(loss, data, t, &mut w);
+            step(&mut stepper, t, &mut w);
         }
-        observe(steps, &w);
+        if observe(steps, &w).is_break() {
+            return Ok(RunEnd::Stopped(Stopped::new(steps, steps, w, &stepper)));
+        }
         let w_priv = match self.cfg.output {
             OutputRule::RandomIterate => w_hat,
             OutputRule::LastIterate => w.clone(),
             OutputRule::AverageIterate => w_avg.clone(),
         };
-        Ok(RunOutput {
+        Ok(RunEnd::Completed(RunOutput {
             w_priv,
             w_last: w,
             w_avg,
             t_hat,
             steps,
             mean_batch: stepper.sampled as f64 / steps as f64,
-            clipped_fraction: if stepper.sampled == 0 {
-                0.0
-            } else {
-                stepper.clipped as f64 / stepper.sampled as f64
-            },
+            clipped_fraction: clipped_fraction(&stepper),
             sigma_n: self.noise.sigma_per_tau * self.cfg.clip_norm.at(0),
             noise_multiplier: self.noise.multiplier,
-        })
+        }))
     }
 
     /// The run's start: the checks, w_0 and the stepper with the run's streams, all derived
@@ -303,7 +339,7 @@ impl DpSgd {
     }
 
     /// The iterates w_t at the steps `at` (sorted; a repeated step is observed once per
-    /// repeat), with the same streams as [`DpSgd::run_observed`], so the same w_t bit for bit.
+    /// repeat), by [`DpSgd::run_with`], so the same w_t as a full run, bit for bit.
     /// The run stops at the last of them: no step after it can change what is observed, and
     /// the output rule is not applied. This is how `verify` estimates the risk of the random
     /// iterate at K pre-drawn steps: the last of K uniform steps is about T K / (K + 1), so the
@@ -326,22 +362,77 @@ impl DpSgd {
                 self.cfg.steps
             )));
         }
-        let (mut w, mut stepper) = self.begin(loss, data, seed, replicate)?;
         let mut rest = at;
-        for t in 0..=self.cfg.steps {
+        self.run_with(loss, data, seed, replicate, |t, w| {
             while let Some((&first, tail)) = rest.split_first()
                 && first == t
             {
-                observe(t, &w);
+                observe(t, w);
                 rest = tail;
             }
-            // every requested step is at most T, so this ends the loop by t = T
+            // every requested step is at most T, so this stops the run by t = T
             if rest.is_empty() {
-                break;
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
             }
-            stepper.step(loss, data, t, &mut w);
-        }
+        })?;
         Ok(())
+    }
+}
+
+/// How a run of [`DpSgd::run_with`] ended.
+#[derive(Debug, Clone)]
+pub enum RunEnd {
+    /// All T steps ran; the output rule was applied.
+    Completed(RunOutput),
+    /// The observer stopped the run.
+    Stopped(Stopped),
+}
+
+impl RunEnd {
+    /// The output of a completed run; an error for a stopped one.
+    pub fn into_output(self) -> Result<RunOutput> {
+        match self {
+            RunEnd::Completed(out) => Ok(out),
+            RunEnd::Stopped(s) => Err(Error::param(format!(
+                "the run was stopped by its observer at step {} of {}, so it has no output",
+                s.t, s.steps
+            ))),
+        }
+    }
+}
+
+/// A run its observer stopped before step `t` (the output rule is not applied).
+#[derive(Debug, Clone)]
+pub struct Stopped {
+    /// The step before which the run stopped: steps 0..t ran.
+    pub t: usize,
+    /// The configured number of steps T.
+    pub steps: usize,
+    /// w_t, the iterate the observer saw last.
+    pub w: Vec<f64>,
+    /// Fraction of the per-sample gradients sampled in steps 0..t that were clipped.
+    pub clipped_fraction: f64,
+}
+
+impl Stopped {
+    fn new(t: usize, steps: usize, w: Vec<f64>, stepper: &Stepper<'_>) -> Self {
+        Stopped {
+            t,
+            steps,
+            w,
+            clipped_fraction: clipped_fraction(stepper),
+        }
+    }
+}
+
+/// Fraction of the per-sample gradients sampled so far that were clipped (0 when none were).
+fn clipped_fraction(stepper: &Stepper<'_>) -> f64 {
+    if stepper.sampled == 0 {
+        0.0
+    } else {
+        stepper.clipped as f64 / stepper.sampled as f64
     }
 }
 

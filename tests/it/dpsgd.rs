@@ -1,9 +1,12 @@
 //! Algorithm 1 end to end: the noise's law, the divisor b, projection, the output rule,
 //! Theorem 3.4's sigma, and bit-identical results for any thread count.
 
+use std::ops::ControlFlow;
+
 use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::{
-    DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule, theorem_3_4_sigma,
+    DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, RunEnd, StepSchedule,
+    theorem_3_4_sigma,
 };
 use dpsgd_lab::loss::{AppendixLLoss, Loss, SoftmaxLoss, norm2};
 use dpsgd_lab::rng::{Purpose, stream};
@@ -107,8 +110,9 @@ fn projection_keeps_iterates_in_the_ball() {
     c.projection = Projection::L2Ball { radius: 0.7 };
     let alg = DpSgd::new(c, data.n, None).unwrap();
     let mut max_norm: f64 = 0.0;
-    alg.run_observed(&loss, &data, 3, 0, &mut |_, w| {
-        max_norm = max_norm.max(norm2(w))
+    alg.run_with(&loss, &data, 3, 0, |_, w| {
+        max_norm = max_norm.max(norm2(w));
+        ControlFlow::Continue(())
     })
     .unwrap();
     assert!(max_norm <= 0.7 * (1.0 + 1e-12), "max norm {max_norm}");
@@ -134,7 +138,12 @@ fn output_rules_return_the_right_iterates() {
         let alg = DpSgd::new(c, data.n, None).unwrap();
         let mut traj: Vec<Vec<f64>> = Vec::new();
         let out = alg
-            .run_observed(&loss, &data, 9, 1, &mut |_, w| traj.push(w.to_vec()))
+            .run_with(&loss, &data, 9, 1, |_, w| {
+                traj.push(w.to_vec());
+                ControlFlow::Continue(())
+            })
+            .unwrap()
+            .into_output()
             .unwrap();
         assert_eq!(traj.len(), 26);
         assert!(out.t_hat < 25);
@@ -162,8 +171,11 @@ fn observe_at_sees_the_full_runs_iterates() {
     c.projection = Projection::L2Ball { radius: 2.0 };
     let alg = DpSgd::new(c, data.n, None).unwrap();
     let mut traj: Vec<Vec<f64>> = Vec::new();
-    alg.run_observed(&loss, &data, 9, 2, &mut |_, w| traj.push(w.to_vec()))
-        .unwrap();
+    alg.run_with(&loss, &data, 9, 2, |_, w| {
+        traj.push(w.to_vec());
+        ControlFlow::Continue(())
+    })
+    .unwrap();
     for at in [vec![0, 3, 3, 17, 39], vec![5, 40, 40], vec![0], vec![]] {
         let mut seen: Vec<(usize, Vec<f64>)> = Vec::new();
         alg.observe_at(&loss, &data, 9, 2, &at, |t, w| seen.push((t, w.to_vec())))
@@ -179,6 +191,58 @@ fn observe_at_sees_the_full_runs_iterates() {
         alg.observe_at(&loss, &data, 9, 2, &[41], |_, _| {})
             .is_err()
     );
+}
+
+/// An observer's `Break` at t stops `run_with` before step t: the stopped run holds w_t of the
+/// full run bit for bit, t steps' clipped fraction, and no output; a `Break` at T (after the
+/// last step) also stops it. Steps are never taken after the stop (the observer is called
+/// t + 1 times).
+#[test]
+fn observer_break_stops_the_run_before_step_t() {
+    let data = logistic_data(300, 4, 5);
+    let loss = SoftmaxLoss::new(4, 3);
+    let c = cfg(40, 30.0, 0.5, 1.5, NoiseSpec::Multiplier { z: 1.0 });
+    let alg = DpSgd::new(c, data.n, None).unwrap();
+    let mut traj: Vec<Vec<f64>> = Vec::new();
+    let full = alg
+        .run_with(&loss, &data, 9, 2, |_, w| {
+            traj.push(w.to_vec());
+            ControlFlow::Continue(())
+        })
+        .unwrap()
+        .into_output()
+        .unwrap();
+    assert!(
+        full.clipped_fraction > 0.0 && full.clipped_fraction < 1.0,
+        "{}",
+        full.clipped_fraction
+    );
+    for stop in [0, 1, 17, 40] {
+        let mut calls = 0;
+        let end = alg
+            .run_with(&loss, &data, 9, 2, |t, _| {
+                calls += 1;
+                if t == stop {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            })
+            .unwrap();
+        assert_eq!(calls, stop + 1);
+        let RunEnd::Stopped(s) = end.clone() else {
+            panic!("a Break at {stop} must stop the run")
+        };
+        assert_eq!((s.t, s.steps), (stop, 40));
+        assert_eq!(s.w, traj[stop], "w at the stop {stop}");
+        if stop == 0 {
+            assert_eq!(s.clipped_fraction, 0.0);
+        } else if stop == 40 {
+            assert_eq!(s.clipped_fraction, full.clipped_fraction);
+        }
+        let err = end.into_output().unwrap_err().to_string();
+        assert!(err.contains(&format!("at step {stop} of 40")), "{err}");
+    }
 }
 
 /// that ~ unif{0..T-1}: over 4000 replicates with T = 8 each count is Binomial(4000, 1/8),
