@@ -4,15 +4,89 @@
 
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::data::Dataset;
-use crate::dpsgd::{DpSgd, DpSgdConfig, NoiseSpec, RunOutput, RunSummary};
+use crate::dpsgd::{DpSgd, DpSgdConfig, NoiseSpec, RunOutput};
 use crate::error::{Error, Result};
 use crate::limits;
-use crate::loss::LossSpec;
+use crate::loss::{Loss, LossSpec, dot, mean_grad, mean_value};
 use crate::privacy;
 use crate::rng::{Purpose, stream};
+
+/// The JSON summary of one run (`dpsgd-lab train`): the run's shape and the loss F(w) = (1/n)
+/// sum_i f(w; x_i, y_i) at the iterates Algorithm 1 produced.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// The loss family's name.
+    pub loss: String,
+    /// Number of samples n.
+    pub n: usize,
+    /// Feature dimension d.
+    pub d: usize,
+    /// Number of parameters p of the loss.
+    pub params: usize,
+    /// Number of iterations T.
+    pub steps: usize,
+    /// Expected batch size b.
+    pub batch_size: f64,
+    /// Mean realized batch size |S_t| over the run.
+    pub mean_batch: f64,
+    /// sigma_n at step 0.
+    pub sigma_n: f64,
+    /// The noise multiplier z on the sum of clipped gradients.
+    pub noise_multiplier: f64,
+    /// Fraction of sampled per-sample gradients that were clipped.
+    pub clipped_fraction: f64,
+    /// The index that of the random iterate.
+    pub t_hat: usize,
+    /// F(w_0).
+    pub f_w0: f64,
+    /// F(w_priv), at the returned iterate.
+    pub f_w_priv: f64,
+    /// F(w_T).
+    pub f_w_last: f64,
+    /// F at the average iterate.
+    pub f_w_avg: f64,
+    /// ||grad F(w_priv)||^2.
+    pub grad_norm_sq_w_priv: f64,
+    /// Wall time of the run in seconds, building the data included.
+    pub wall_time_s: f64,
+}
+
+impl RunSummary {
+    /// Evaluates a run's output on the data set.
+    pub fn new(
+        loss: &dyn Loss,
+        data: &Dataset,
+        alg: &DpSgd,
+        w0: &[f64],
+        out: &RunOutput,
+        wall_time_s: f64,
+    ) -> Self {
+        let mut g = vec![0.0; out.w_priv.len()];
+        mean_grad(loss, &out.w_priv, data, &mut g);
+        RunSummary {
+            loss: loss.name().to_string(),
+            n: data.n,
+            d: data.d,
+            params: loss.param_dim(),
+            steps: out.steps,
+            batch_size: alg.config().batch_size,
+            mean_batch: out.mean_batch,
+            sigma_n: out.sigma_n,
+            noise_multiplier: out.noise_multiplier,
+            clipped_fraction: out.clipped_fraction,
+            t_hat: out.t_hat,
+            f_w0: mean_value(loss, w0, data),
+            f_w_priv: mean_value(loss, &out.w_priv, data),
+            f_w_last: mean_value(loss, &out.w_last, data),
+            f_w_avg: mean_value(loss, &out.w_avg, data),
+            grad_norm_sq_w_priv: dot(&g, &g),
+            wall_time_s,
+        }
+    }
+}
 
 /// How to report the privacy a run spent.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::loss::{ClipStats, Loss, PerSampleBound, Scratch, mean_value, norm2};
+use crate::loss::{ClipStats, Loss, PerSampleBound, Scratch, norm2};
 use crate::rng::{Purpose, SimRng, stream};
 
 pub use noise::{Calibrator, NoiseSpec, ResolvedNoise, theorem_3_4_sigma};
@@ -583,61 +583,5 @@ impl Stepper<'_> {
     /// Samples drawn in the last step (|S_t|).
     pub fn last_batch_len(&self) -> usize {
         self.batch.len()
-    }
-}
-
-/// The JSON summary of one run (`dpsgd-lab train`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunSummary {
-    pub loss: String,
-    pub n: usize,
-    pub d: usize,
-    pub params: usize,
-    pub steps: usize,
-    pub batch_size: f64,
-    pub mean_batch: f64,
-    pub sigma_n: f64,
-    pub noise_multiplier: f64,
-    pub clipped_fraction: f64,
-    pub t_hat: usize,
-    pub f_w0: f64,
-    pub f_w_priv: f64,
-    pub f_w_last: f64,
-    pub f_w_avg: f64,
-    pub grad_norm_sq_w_priv: f64,
-    pub wall_time_s: f64,
-}
-
-impl RunSummary {
-    /// Evaluates a run's output on the data set.
-    pub fn new(
-        loss: &dyn Loss,
-        data: &Dataset,
-        alg: &DpSgd,
-        w0: &[f64],
-        out: &RunOutput,
-        wall_time_s: f64,
-    ) -> Self {
-        let mut g = vec![0.0; out.w_priv.len()];
-        crate::loss::mean_grad(loss, &out.w_priv, data, &mut g);
-        RunSummary {
-            loss: loss.name().to_string(),
-            n: data.n,
-            d: data.d,
-            params: loss.param_dim(),
-            steps: out.steps,
-            batch_size: alg.cfg.batch_size,
-            mean_batch: out.mean_batch,
-            sigma_n: out.sigma_n,
-            noise_multiplier: out.noise_multiplier,
-            clipped_fraction: out.clipped_fraction,
-            t_hat: out.t_hat,
-            f_w0: mean_value(loss, w0, data),
-            f_w_priv: mean_value(loss, &out.w_priv, data),
-            f_w_last: mean_value(loss, &out.w_last, data),
-            f_w_avg: mean_value(loss, &out.w_avg, data),
-            grad_norm_sq_w_priv: crate::loss::dot(&g, &g),
-            wall_time_s,
-        }
     }
 }

@@ -9,7 +9,7 @@
 
 use rand_distr::{Distribution, Exp1};
 
-use crate::error::{Result, check_open};
+use crate::error::{Error, Result, check_open};
 use crate::rng::SimRng;
 
 /// A Poisson sampler with rate q over indices 0..n.
@@ -21,9 +21,18 @@ pub struct PoissonSampler {
     inv_lambda: f64,
 }
 
+/// The largest n the sampler takes, 2^53: below it every index and every n - next is exact in
+/// f64, so the gap comparison and truncation in [`PoissonSampler::sample_into`] are exact.
+pub const MAX_N: usize = 1 << 53;
+
 impl PoissonSampler {
-    /// A sampler over n indices with rate q in (0, 1].
+    /// A sampler over n <= [`MAX_N`] indices with rate q in (0, 1].
     pub fn new(n: usize, q: f64) -> Result<Self> {
+        if n > MAX_N {
+            return Err(Error::param(format!(
+                "the Poisson sampler takes at most 2^53 samples, but n = {n}"
+            )));
+        }
         if q != 1.0 {
             check_open("sampling rate q = b/n", q, 0.0, 1.0)?;
         }
@@ -53,15 +62,16 @@ impl PoissonSampler {
             // gap >= 0, so truncation is floor
             let gap = e * self.inv_lambda;
             // The conversions go through i64 (one instruction each on x86-64, where the
-            // unsigned ones take a branchy sequence); exact, as n - next < 2^53.
+            // unsigned ones take a branchy sequence); exact, as n - next <= n <= 2^53 (`new`).
             // (written as !(gap < rest) so that a NaN would stop too; e > 0, so none arises)
             #[allow(clippy::neg_cmp_op_on_partial_ord)]
             let stop = !(gap < (self.n - next) as i64 as f64);
             if stop {
                 return;
             }
-            // SAFETY: 0 <= gap < n - next <= n < 2^53 here (not NaN), so it is in i64's range.
-            next += unsafe { gap.to_int_unchecked::<i64>() } as usize;
+            // 0 <= gap < n - next here (not NaN), so the saturating `as` truncates it exactly,
+            // to an index below n - next
+            next += gap as i64 as usize;
             out.push(next);
             next += 1;
             if next >= self.n {
@@ -123,6 +133,53 @@ mod tests {
                 "endpoint count {c}"
             );
         }
+    }
+
+    /// The drawn indices are pinned (values of the original `to_int_unchecked` sampler, commit
+    /// 7fd9707): the gap conversion must truncate exactly as before, or every run changes.
+    #[test]
+    fn drawn_indices_are_pinned() {
+        let s = PoissonSampler::new(1000, 0.01).unwrap();
+        let mut rng = stream(7, 0, Purpose::Sampling);
+        let mut out = Vec::new();
+        let mut all = Vec::new();
+        for _ in 0..3 {
+            s.sample_into(&mut rng, &mut out);
+            all.push(out.clone());
+        }
+        let want: [&[usize]; 3] = [
+            &[144, 158, 356, 363, 479, 634, 762, 882, 891, 956],
+            &[7, 76, 81, 295, 344, 768],
+            &[
+                179, 237, 281, 309, 558, 637, 666, 687, 694, 710, 728, 759, 817, 941, 944, 949,
+                981,
+            ],
+        ];
+        assert_eq!(all, want);
+        // gaps beyond 2^32 (n = 2^40, about 11 picks), from the same stream
+        let s = PoissonSampler::new(1 << 40, 1e-11).unwrap();
+        s.sample_into(&mut rng, &mut out);
+        let want: &[usize] = &[
+            88064360528,
+            260809178254,
+            332483363631,
+            425995703387,
+            535609846095,
+            543286773841,
+            696636233772,
+            747080460392,
+            838704176352,
+            1052877087392,
+        ];
+        assert_eq!(out, want);
+    }
+
+    /// n above 2^53 is refused: the index arithmetic in f64 is exact only below it.
+    #[test]
+    fn n_above_2_pow_53_is_refused() {
+        assert!(PoissonSampler::new(MAX_N, 0.5).is_ok());
+        let e = PoissonSampler::new(MAX_N + 1, 0.5).unwrap_err().to_string();
+        assert!(e.contains("9007199254740993"), "{e}");
     }
 
     #[test]
