@@ -89,3 +89,35 @@ pub fn exact_lipschitz_k_norm(generator: &GeneratorSpec, loss: &LossSpec) -> Res
         .lipschitz_form()
         .and_then(|f| f.k_norm(m.k, m.g, m.r_is_label)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bad accountant name fails when the config is read, before any data is built (the CSV
+    /// named here does not exist), as one line naming the file and the line.
+    #[test]
+    fn a_bad_accountant_fails_when_the_config_is_read() {
+        let text = "seed = 1\n[data]\nsource = \"csv\"\npath = \"/nonexistent/a2.csv\"\n\
+                    label = \"label\"\n[loss]\nfamily = \"logistic\"\n[dpsgd]\nsteps = 20\n\
+                    batch_size = 10\nlearning_rate = 0.5\nclip_norm = 1.0\n\
+                    noise = { kind = \"target\", epsilon = 1.5, delta = 1e-5, accountant = \"moments\" }\n";
+        let e = from_toml_str::<TrainConfig>(text, "run.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("config: run.toml:13: unknown accountant 'moments'"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'), "{e}");
+        let ok = text.replace("moments", "prv");
+        let cfg: TrainConfig = from_toml_str(&ok, "run.toml").unwrap();
+        assert!(matches!(
+            cfg.dpsgd.noise,
+            crate::dpsgd::NoiseSpec::Target {
+                accountant: crate::dpsgd::AccountantKind::Pld,
+                ..
+            }
+        ));
+    }
+}

@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::data::Dataset;
-use crate::dpsgd::{DpSgd, DpSgdConfig, NoiseSpec, RunOutput};
+use crate::dpsgd::{AccountantKind, Calibrator, DpSgd, DpSgdConfig, NoiseSpec, RunOutput};
 use crate::error::{Error, Result};
 use crate::limits;
 use crate::loss::{Loss, LossSpec, dot, mean_grad, mean_value};
@@ -93,7 +93,7 @@ impl RunSummary {
 pub struct ReportOptions {
     /// Accountant that reports the epsilon spent (default: the config's target accountant,
     /// else rdp).
-    pub accountant: Option<String>,
+    pub accountant: Option<AccountantKind>,
     /// delta at which to report the epsilon spent when the config states none.
     pub delta: f64,
     /// Run even when the estimated work exceeds [`limits::WORK_LIMIT`].
@@ -195,10 +195,10 @@ fn privacy_report(
     if z <= 0.0 {
         return Ok(None);
     }
-    let accountant = match (&opts.accountant, noise) {
-        (Some(a), _) => a.clone(),
-        (None, NoiseSpec::Target { accountant, .. }) => accountant.clone(),
-        _ => "rdp".to_string(),
+    let accountant = match (opts.accountant, noise) {
+        (Some(a), _) => a,
+        (None, NoiseSpec::Target { accountant, .. }) => *accountant,
+        _ => AccountantKind::Rdp,
     };
     let delta = noise.delta().unwrap_or(opts.delta);
     let q = p.batch_size / p.n as f64;
@@ -211,7 +211,7 @@ fn privacy_report(
             "its epsilon is 0, infinite or below the accountant's precision",
         )));
     }
-    let spent = privacy::epsilon_spent(&accountant, q, p.steps, z, delta).map_err(fail)?;
+    let spent = accountant.accounted(q, p.steps, z, delta).map_err(fail)?;
     let eps = spent.epsilon;
     let nu_eff = privacy::nu_eff(z, q, p.steps, eps, delta).map_err(fail)?;
     let phi = (nu_eff * p.params as f64 * (1.0 / delta).ln()).sqrt() / (p.n as f64 * eps);
@@ -240,10 +240,10 @@ pub fn train(
 ) -> Result<TrainRun> {
     let loss = loss.build(data)?;
     let cal = match &dpsgd.noise {
-        NoiseSpec::Target { accountant, .. } => Some(privacy::calibrator(accountant)?),
+        NoiseSpec::Target { accountant, .. } => Some(accountant as &dyn Calibrator),
         _ => None,
     };
-    let alg = DpSgd::new(dpsgd.clone(), data.n, cal.as_deref())?;
+    let alg = DpSgd::new(dpsgd.clone(), data.n, cal)?;
     // Each step costs about (b + 1) parameter-sized vector operations.
     let work = dpsgd.steps as f64 * (dpsgd.batch_size + 1.0) * loss.param_dim() as f64;
     limits::check_work(

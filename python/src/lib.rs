@@ -771,6 +771,11 @@ fn train<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let start = Instant::now();
     let (text, origin) = config_text(config)?;
+    let accountant = accountant
+        .as_deref()
+        .map(AccountantKind::parse)
+        .transpose()
+        .map_err(err)?;
     let opts = ReportOptions {
         accountant,
         delta,

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use dpsgd_lab::config::{DataSpec, TrainConfig, load_toml};
-use dpsgd_lab::dpsgd::NoiseSpec;
+use dpsgd_lab::dpsgd::{AccountantKind, NoiseSpec};
 use dpsgd_lab::limits;
 use dpsgd_lab::rng::{Purpose, stream};
 use dpsgd_lab::train::{ReportOptions, train};
@@ -37,6 +37,11 @@ pub struct TrainArgs {
 }
 
 pub fn run(args: &TrainArgs) -> Result<()> {
+    let accountant = args
+        .accountant
+        .as_deref()
+        .map(AccountantKind::parse)
+        .transpose()?;
     let mut cfg: TrainConfig = load_toml(&args.config)?;
     if let Some(s) = args.seed {
         cfg.seed = s;
@@ -53,7 +58,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         &cfg.dpsgd,
         &data,
         &ReportOptions {
-            accountant: args.accountant.clone(),
+            accountant,
             delta: args.delta,
             force: args.force,
         },

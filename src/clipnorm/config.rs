@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::DataSpec;
 use crate::error::{Error, Result, check_open, check_positive};
+use crate::privacy::AccountantKind;
 
 /// The learning-rate grid of Section 5.2.
 pub const PAPER_LEARNING_RATES: [f64; 16] = [
@@ -157,9 +158,9 @@ pub struct TrainSpec {
     /// delta.
     #[serde(default = "default_delta")]
     pub delta: f64,
-    /// Accountant used to calibrate the noise multiplier: "rdp" or "pld".
+    /// Accountant used to calibrate the noise multiplier ("rdp" or "pld" in the config).
     #[serde(default = "default_accountant")]
-    pub accountant: String,
+    pub accountant: AccountantKind,
     /// The eta grid (default: the paper's 16 values).
     #[serde(default = "default_learning_rates")]
     pub learning_rates: Vec<f64>,
@@ -183,8 +184,8 @@ fn default_epsilons() -> Vec<f64> {
 fn default_delta() -> f64 {
     1e-5
 }
-fn default_accountant() -> String {
-    "rdp".into()
+fn default_accountant() -> AccountantKind {
+    AccountantKind::Rdp
 }
 fn default_learning_rates() -> Vec<f64> {
     PAPER_LEARNING_RATES.to_vec()
@@ -414,7 +415,6 @@ impl StudyConfig {
             check_positive("train.learning_rates entry", e)?;
         }
         check_open("train.delta", t.delta, 0.0, 1.0)?;
-        crate::privacy::calibrator(&t.accountant)?;
         for &p in &self.clip.percentiles {
             if !(0.0..=100.0).contains(&p) {
                 return bad(format!(

@@ -114,9 +114,9 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
     let data = StudyData::load(cfg)?;
     let taus = clip_norm_grid(cfg, &data)?;
     let setup = training_protocol(cfg, &data)?;
-    let cal = crate::privacy::calibrator(&cfg.train.accountant)?;
-    let zs = noise_multipliers(cfg, &setup, cal.as_ref(), 0.0)?;
-    let rnmm = private_g1_by_rnmm(cfg, &data, &setup, cal.as_ref())?;
+    let cal = &cfg.train.accountant;
+    let zs = noise_multipliers(cfg, &setup, cal, 0.0)?;
+    let rnmm = private_g1_by_rnmm(cfg, &data, &setup, cal)?;
     let plan = cfg
         .methods
         .as_ref()
@@ -429,7 +429,7 @@ fn study_table(
         epochs: cfg.train.epochs,
         runs: cfg.train.runs,
         delta: cfg.train.delta,
-        accountant: cfg.train.accountant.clone(),
+        accountant: cfg.train.accountant.to_string(),
         learning_rates: cfg.train.learning_rates.clone(),
         g_percentiles: g_sorted.as_ref().map(|g| {
             [0.0, 10.0, 20.0, 40.0, 80.0, 100.0]

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::loss::{ClipStats, Loss, PerSampleBound, Scratch, norm2};
 use crate::rng::{Purpose, SimRng, stream};
 
-pub use noise::{Calibrator, NoiseSpec, ResolvedNoise, theorem_3_4_sigma};
+pub use noise::{AccountantKind, Calibrator, NoiseSpec, ResolvedNoise, theorem_3_4_sigma};
 pub use sampler::PoissonSampler;
 pub use schedule::StepSchedule;
 

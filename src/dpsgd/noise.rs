@@ -1,9 +1,74 @@
 //! How much noise Algorithm 1 adds: Theorem 3.4's formula, a noise multiplier, or a target
 //! (epsilon, delta) resolved by a privacy accountant through the [`Calibrator`] seam.
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Result, check_open, check_positive};
+
+/// Which privacy accountant calibrates or reports the noise. The accountants themselves live in
+/// the `privacy` module ([`crate::privacy::calibrate`] implements the accounting on this kind and
+/// [`Calibrator`] for it); the kind lives here so that a config names it as a type, parsed once
+/// when the config is read.
+///
+/// In a config it is a string, case-insensitive: "rdp", or "pld" / "prv" (alias) for the tight
+/// accountant; any other name fails the parse with [`AccountantKind::parse`]'s message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AccountantKind {
+    /// [`crate::privacy::RdpAccountant`] with the default orders and the improved conversion.
+    Rdp,
+    /// [`crate::privacy::PldAccountant`] with the default discretization.
+    Pld,
+}
+
+impl AccountantKind {
+    /// "rdp", or "pld" / "prv" (alias) for the tight accountant, in any case.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "rdp" => Ok(Self::Rdp),
+            "pld" | "prv" => Ok(Self::Pld),
+            _ => Err(Error::param(format!(
+                "unknown accountant '{name}'; valid names are: rdp, pld (alias prv)"
+            ))),
+        }
+    }
+
+    /// Name for summaries ("rdp" or "pld"); also its serialized form.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Rdp => "rdp",
+            Self::Pld => "pld",
+        }
+    }
+}
+
+impl FromStr for AccountantKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::parse(s)
+    }
+}
+
+impl fmt::Display for AccountantKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for AccountantKind {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for AccountantKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Self::parse(&name).map_err(serde::de::Error::custom)
+    }
+}
 
 /// Resolves a target (epsilon, delta) into a noise multiplier z for the Poisson-subsampled
 /// Gaussian mechanism run `steps` times at sampling rate `q`. Implemented by the accountants of
@@ -28,8 +93,8 @@ pub enum NoiseSpec {
     Target {
         epsilon: f64,
         delta: f64,
-        /// Accountant name, e.g. "rdp" or "pld".
-        accountant: String,
+        /// The accountant that calibrates z ("rdp" or "pld" in a config).
+        accountant: AccountantKind,
     },
     /// No noise (non-private baseline).
     None,
@@ -128,4 +193,51 @@ pub fn theorem_3_4_sigma(
     epsilon: f64,
 ) -> f64 {
     (nu * steps as f64 * (1.0 / delta).ln()).sqrt() * tau / (n as f64 * epsilon)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(name: &str) -> std::result::Result<NoiseSpec, toml::de::Error> {
+        let text =
+            format!("kind = \"target\"\nepsilon = 1.5\ndelta = 1e-5\naccountant = \"{name}\"\n");
+        toml::from_str(&text)
+    }
+
+    /// A config names the accountant as the string parser did: "rdp", "pld", the alias "prv",
+    /// in any case; it serializes back to the canonical name.
+    #[test]
+    fn accountant_names_deserialize_as_the_parser_reads_them() {
+        use AccountantKind::{Pld, Rdp};
+        for (name, kind) in [
+            ("rdp", Rdp),
+            ("RDP", Rdp),
+            ("pld", Pld),
+            ("prv", Pld),
+            ("Prv", Pld),
+        ] {
+            let spec = target(name).unwrap();
+            let NoiseSpec::Target { accountant, .. } = spec else {
+                panic!("{name}: not a target")
+            };
+            assert_eq!(accountant, kind, "{name}");
+            assert_eq!(AccountantKind::parse(name).unwrap(), kind);
+            let back = toml::to_string(&spec).unwrap();
+            assert!(
+                back.contains(&format!("accountant = \"{}\"", kind.as_str())),
+                "{back}"
+            );
+        }
+    }
+
+    /// An unknown name fails the parse itself, with the parser's message.
+    #[test]
+    fn an_unknown_accountant_fails_the_parse() {
+        let e = target("moments").unwrap_err();
+        assert_eq!(
+            e.message().trim(),
+            "unknown accountant 'moments'; valid names are: rdp, pld (alias prv)"
+        );
+    }
 }

@@ -12,33 +12,11 @@ pub const Z_MAX: f64 = 1e4;
 /// Relative width of the final bisection bracket on z.
 const Z_REL_TOL: f64 = 1e-6;
 
-/// Which accountant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AccountantKind {
-    /// [`RdpAccountant`] with the default orders and the improved conversion.
-    Rdp,
-    /// [`PldAccountant`] with the default discretization.
-    Pld,
-}
+pub use crate::dpsgd::AccountantKind;
 
+/// The accounting of each accountant kind (the kind itself is a config type of
+/// [`crate::dpsgd`], which must not import this module).
 impl AccountantKind {
-    /// "rdp", or "pld" / "prv" (alias) for the tight accountant.
-    pub fn parse(name: &str) -> Result<Self> {
-        match name.to_ascii_lowercase().as_str() {
-            "rdp" => Ok(Self::Rdp),
-            "pld" | "prv" => Ok(Self::Pld),
-            _ => Err(Error::param(format!(
-                "unknown accountant '{name}'; valid names are: rdp, pld (alias prv)"
-            ))),
-        }
-    }
-    /// Name for summaries.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::Rdp => "rdp",
-            Self::Pld => "pld",
-        }
-    }
     /// Epsilon (an upper bound) of `steps` steps at rate q and noise multiplier z.
     pub fn epsilon(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
         Ok(self.accounted(q, steps, z, delta)?.epsilon)
@@ -100,18 +78,6 @@ impl Accounted {
             )
         }
     }
-}
-
-/// Epsilon spent by a run of `steps` steps at rate q with noise multiplier z (for the `train`
-/// summary), with the accountant that produced it. `accountant` is "rdp" or "pld".
-pub fn epsilon_spent(
-    accountant: &str,
-    q: f64,
-    steps: usize,
-    z: f64,
-    delta: f64,
-) -> Result<Accounted> {
-    AccountantKind::parse(accountant)?.accounted(q, steps, z, delta)
 }
 
 /// A calibrated noise multiplier, the epsilon it reaches and the accountant that produced that

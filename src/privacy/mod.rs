@@ -17,21 +17,13 @@ pub mod standardize;
 mod validate;
 pub mod zcdp;
 
-pub use calibrate::{
-    AccountantKind, Accounted, Calibration, calibrate, calibrate_noise, epsilon_spent, nu_eff,
-};
+pub use calibrate::{AccountantKind, Accounted, Calibration, calibrate, calibrate_noise, nu_eff};
 pub use min_lipschitz::{RnmmConfig, RnmmOutput, private_min_lipschitz};
 pub use pld::{PLD_MEMORY_BOUND, PldAccountant, PldEpsilon, PldGrid, PldUpper, TAIL_SHARE};
 pub use rdp::{Conversion, RdpAccountant, RdpEpsilon};
 
 use crate::dpsgd::Calibrator;
 use crate::error::Result;
-
-/// The accountant called `name` (as written in a config's `noise.accountant`): "rdp" or "pld"
-/// ("prv" is accepted as an alias of the tight accountant).
-pub fn calibrator(name: &str) -> Result<Box<dyn Calibrator>> {
-    Ok(Box::new(AccountantKind::parse(name)?))
-}
 
 impl Calibrator for AccountantKind {
     fn noise_multiplier(&self, q: f64, steps: usize, epsilon: f64, delta: f64) -> Result<f64> {

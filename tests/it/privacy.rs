@@ -3,7 +3,7 @@
 //! Reference values marked "dp_accounting 0.6.0" were computed by scripts/privacy_reference.py
 //! (pip install dp-accounting==0.6.0) and pasted here.
 
-use dpsgd_lab::dpsgd::theorem_3_4_sigma;
+use dpsgd_lab::dpsgd::{Calibrator, theorem_3_4_sigma};
 use dpsgd_lab::privacy::gaussian::{full_batch_epsilon, gaussian_delta};
 use dpsgd_lab::privacy::min_lipschitz::{exact_probabilities, utilities};
 use dpsgd_lab::privacy::rdp::{default_orders, rdp_subsampled_gaussian, rdp_to_epsilon};
@@ -396,12 +396,13 @@ fn calibration_round_trip_both_accountants() {
         assert!(kind.epsilon(q, t, z2, d).unwrap() <= e);
     }
     // The seam used by NoiseSpec::Target.
-    let cal = calibrator("rdp").unwrap();
+    let cal: &dyn Calibrator = &AccountantKind::parse("rdp").unwrap();
     assert_eq!(cal.name(), "rdp");
     let z3 = cal.noise_multiplier(q, t, 2.0, d).unwrap();
-    assert!((epsilon_spent("rdp", q, t, z3, d).unwrap().epsilon - 2.0).abs() < 1e-4);
-    assert_eq!(calibrator("prv").unwrap().name(), "pld");
-    let msg = calibrator("moments").err().unwrap().to_string();
+    let spent = AccountantKind::Rdp.accounted(q, t, z3, d).unwrap();
+    assert!((spent.epsilon - 2.0).abs() < 1e-4);
+    assert_eq!(AccountantKind::parse("prv").unwrap().name(), "pld");
+    let msg = AccountantKind::parse("moments").unwrap_err().to_string();
     assert!(
         msg.contains("moments") && msg.contains("rdp") && msg.contains("pld"),
         "{msg}"
@@ -551,12 +552,13 @@ fn noise_spec_target_resolves_through_the_calibrator() {
     let spec = NoiseSpec::Target {
         epsilon: 2.0,
         delta: 1e-5,
-        accountant: "rdp".into(),
+        accountant: AccountantKind::Rdp,
     };
-    let cal = calibrator("rdp").unwrap();
+    let cal = AccountantKind::Rdp;
     let (n, b, t) = (10_000usize, 100.0, 1000usize);
-    let r = spec.resolve(n, b, t, Some(cal.as_ref())).unwrap();
-    let spent = epsilon_spent("rdp", b / n as f64, t, r.multiplier, 1e-5)
+    let r = spec.resolve(n, b, t, Some(&cal)).unwrap();
+    let spent = AccountantKind::Rdp
+        .accounted(b / n as f64, t, r.multiplier, 1e-5)
         .unwrap()
         .epsilon;
     assert!(spent <= 2.0 && spent > 2.0 - 1e-4, "{spent}");
