@@ -94,6 +94,38 @@ pub fn exact_lipschitz_k_norm(generator: &GeneratorSpec, loss: &LossSpec) -> Res
 mod tests {
     use super::*;
 
+    /// `DpSgdConfig::new` gives a config file's defaults (no projection, the random iterate,
+    /// w_0 = 0), and each `with_*` sets its one field.
+    #[test]
+    fn dpsgd_config_new_has_the_file_defaults() {
+        use crate::dpsgd::{DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule};
+        let text = "steps = 20\nbatch_size = 10\nlearning_rate = 0.5\nclip_norm = 1.0\n\
+                    noise = { kind = \"multiplier\", z = 1.5 }\n";
+        let read: DpSgdConfig = from_toml_str(text, "dpsgd.toml").unwrap();
+        let built = DpSgdConfig::new(
+            20,
+            10.0,
+            StepSchedule::Constant(0.5),
+            StepSchedule::Constant(1.0),
+            NoiseSpec::Multiplier { z: 1.5 },
+        );
+        assert_eq!(built, read);
+        let ball = Projection::L2Ball { radius: 2.0 };
+        let init = Init::Constant { value: 0.25 };
+        let full = built
+            .clone()
+            .with_projection(ball)
+            .with_output(OutputRule::AverageIterate)
+            .with_init(init.clone());
+        assert_eq!(full.projection, ball);
+        assert_eq!(full.output, OutputRule::AverageIterate);
+        assert_eq!(full.init, init);
+        assert_eq!(
+            (full.steps, full.batch_size, &full.noise),
+            (built.steps, built.batch_size, &built.noise)
+        );
+    }
+
     /// A bad accountant name fails when the config is read, before any data is built (the CSV
     /// named here does not exist), as one line naming the file and the line.
     #[test]

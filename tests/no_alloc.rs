@@ -13,7 +13,7 @@ use std::cell::Cell;
 
 use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::{
-    DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper,
+    DpSgd, DpSgdConfig, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper,
 };
 use dpsgd_lab::loss::{
     AppendixLLoss, HuberLoss, Loss, RobustLoss, SharpLoss, SoftmaxKernel, SoftmaxLoss, TanhNet,
@@ -88,18 +88,17 @@ fn step_loop_does_not_allocate() {
     ];
     for (loss, gemms) in losses {
         let alg = DpSgd::new(
-            DpSgdConfig {
-                steps: 1,
-                batch_size: 100.0,
-                learning_rate: StepSchedule::Constant(0.1),
+            DpSgdConfig::new(
+                1,
+                100.0,
+                StepSchedule::Constant(0.1),
                 // not the 1.0 at which Stepper::new sizes its buffers: the sharp loss's table
                 // is refilled at this tau in the loop, in place
-                clip_norm: StepSchedule::Constant(0.7),
-                noise: NoiseSpec::Multiplier { z: 1.0 },
-                projection: Projection::L2Ball { radius: 5.0 },
-                output: OutputRule::LastIterate,
-                init: Init::Zeros,
-            },
+                StepSchedule::Constant(0.7),
+                NoiseSpec::Multiplier { z: 1.0 },
+            )
+            .with_projection(Projection::L2Ball { radius: 5.0 })
+            .with_output(OutputRule::LastIterate),
             n,
             None,
         )

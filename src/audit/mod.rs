@@ -42,7 +42,7 @@ use serde::Serialize;
 
 use crate::data::Dataset;
 use crate::data::generator::{Direction, GeneratorSpec, LabelModel};
-use crate::dpsgd::{DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule};
+use crate::dpsgd::{DpSgd, DpSgdConfig, NoiseSpec, OutputRule, StepSchedule};
 use crate::error::{Error, Result, check_open};
 use crate::limits::{self, fmt_num};
 use crate::loss::{HuberLoss, Loss};
@@ -276,16 +276,14 @@ impl AuditConfig {
         // The run divides by its batch size 2b and scales the noise z tau by 1/(2b); the
         // learning rate is doubled so that the update is that of the claimed mechanism
         // (divisor b, noise z tau / b) except for the doubled sampling rate.
-        let cfg = DpSgdConfig {
-            steps: self.steps,
-            batch_size: batch,
-            learning_rate: StepSchedule::Constant(ETA * batch / b),
-            clip_norm: StepSchedule::Constant(tau),
-            noise: NoiseSpec::Multiplier { z },
-            projection: Projection::None,
-            output: OutputRule::LastIterate,
-            init: Init::Zeros,
-        };
+        let cfg = DpSgdConfig::new(
+            self.steps,
+            batch,
+            StepSchedule::Constant(ETA * batch / b),
+            StepSchedule::Constant(tau),
+            NoiseSpec::Multiplier { z },
+        )
+        .with_output(OutputRule::LastIterate);
         DpSgd::new(cfg, rows, None)
     }
 }

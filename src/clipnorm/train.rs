@@ -7,9 +7,7 @@ use std::ops::ControlFlow;
 use crate::data::Dataset;
 use rand_distr::{Distribution, StandardNormal};
 
-use crate::dpsgd::{
-    DpSgd, DpSgdConfig, NoiseSpec, OutputRule, Projection, RunEnd, StepSchedule, Stepper,
-};
+use crate::dpsgd::{DpSgd, DpSgdConfig, NoiseSpec, OutputRule, RunEnd, StepSchedule, Stepper};
 use crate::error::Result;
 use crate::loss::PerSampleBound;
 use crate::rng::{Purpose, stream};
@@ -112,16 +110,15 @@ impl Setup<'_> {
         run: usize,
         step: Option<&mut dyn FnMut(&mut Stepper<'_>, usize, &mut [f64])>,
     ) -> Result<Outcome> {
-        let cfg = DpSgdConfig {
-            steps: self.steps(),
-            batch_size: self.batch,
-            learning_rate: StepSchedule::Constant(eta),
-            clip_norm: StepSchedule::Constant(tau),
-            noise: NoiseSpec::Multiplier { z },
-            projection: Projection::None,
-            output: OutputRule::LastIterate,
-            init: self.model.init(),
-        };
+        let cfg = DpSgdConfig::new(
+            self.steps(),
+            self.batch,
+            StepSchedule::Constant(eta),
+            StepSchedule::Constant(tau),
+            NoiseSpec::Multiplier { z },
+        )
+        .with_output(OutputRule::LastIterate)
+        .with_init(self.model.init());
         let loss = self.model.loss();
         let alg = DpSgd::new(cfg, self.train.n, None)?;
         let mut acc = Vec::with_capacity(self.epochs);

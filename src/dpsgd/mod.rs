@@ -75,9 +75,12 @@ pub enum Init {
     Point { w: Vec<f64> },
 }
 
-/// DP-SGD's hyperparameters, as read from a config file.
+/// DP-SGD's hyperparameters, as read from a config file. In code, build it with
+/// [`DpSgdConfig::new`] and the `with_*` methods (it is `#[non_exhaustive]`, so a field added
+/// later breaks no caller).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DpSgdConfig {
     /// Number of iterations T.
     pub steps: usize,
@@ -98,6 +101,48 @@ pub struct DpSgdConfig {
     /// w_0.
     #[serde(default)]
     pub init: Init,
+}
+
+impl DpSgdConfig {
+    /// T steps at expected batch size b with step sizes eta_t, clip norms tau_t and the noise
+    /// `noise`; W = R^d, the random iterate as output and w_0 = 0 (a config file's defaults).
+    /// Nothing is checked here: [`DpSgd::new`] validates against the data set size.
+    pub fn new(
+        steps: usize,
+        batch_size: f64,
+        learning_rate: StepSchedule,
+        clip_norm: StepSchedule,
+        noise: NoiseSpec,
+    ) -> Self {
+        DpSgdConfig {
+            steps,
+            batch_size,
+            learning_rate,
+            clip_norm,
+            noise,
+            projection: Projection::default(),
+            output: OutputRule::default(),
+            init: Init::default(),
+        }
+    }
+
+    /// With the parameter domain W.
+    pub fn with_projection(mut self, projection: Projection) -> Self {
+        self.projection = projection;
+        self
+    }
+
+    /// With the output rule.
+    pub fn with_output(mut self, output: OutputRule) -> Self {
+        self.output = output;
+        self
+    }
+
+    /// With the initial point w_0.
+    pub fn with_init(mut self, init: Init) -> Self {
+        self.init = init;
+        self
+    }
 }
 
 /// A validated DP-SGD configuration for a given data set size, with its noise resolved.

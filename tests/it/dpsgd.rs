@@ -5,8 +5,7 @@ use std::ops::ControlFlow;
 
 use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::{
-    DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, RunEnd, StepSchedule,
-    theorem_3_4_sigma,
+    DpSgd, DpSgdConfig, NoiseSpec, OutputRule, Projection, RunEnd, StepSchedule, theorem_3_4_sigma,
 };
 use dpsgd_lab::loss::{AppendixLLoss, Loss, SoftmaxLoss, norm2};
 use dpsgd_lab::rng::{Purpose, stream};
@@ -14,16 +13,13 @@ use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 
 fn cfg(steps: usize, b: f64, lr: f64, tau: f64, noise: NoiseSpec) -> DpSgdConfig {
-    DpSgdConfig {
+    DpSgdConfig::new(
         steps,
-        batch_size: b,
-        learning_rate: StepSchedule::Constant(lr),
-        clip_norm: StepSchedule::Constant(tau),
+        b,
+        StepSchedule::Constant(lr),
+        StepSchedule::Constant(tau),
         noise,
-        projection: Projection::None,
-        output: OutputRule::RandomIterate,
-        init: Init::Zeros,
-    }
+    )
 }
 
 fn logistic_data(n: usize, d: usize, seed: u64) -> Dataset {

@@ -3,7 +3,7 @@
 
 use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::{
-    DpSgd, DpSgdConfig, Init, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper,
+    DpSgd, DpSgdConfig, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper,
 };
 use dpsgd_lab::loss::{HuberLoss, Loss, Scratch, SoftmaxKernel, SoftmaxLoss, norm2};
 use dpsgd_lab::rng::{Purpose, stream};
@@ -25,16 +25,14 @@ fn a_gradient_larger_than_tau_is_clipped_in_the_step() {
     ];
     for loss in losses {
         let alg = DpSgd::new(
-            DpSgdConfig {
-                steps: 1,
-                batch_size: 1.0,
-                learning_rate: StepSchedule::Constant(eta),
-                clip_norm: StepSchedule::Constant(tau),
-                noise: NoiseSpec::None,
-                projection: Projection::None,
-                output: OutputRule::LastIterate,
-                init: Init::Zeros,
-            },
+            DpSgdConfig::new(
+                1,
+                1.0,
+                StepSchedule::Constant(eta),
+                StepSchedule::Constant(tau),
+                NoiseSpec::None,
+            )
+            .with_output(OutputRule::LastIterate),
             1,
             None,
         )
@@ -211,18 +209,17 @@ fn step_bounded_with_clipping_is_the_step() {
     let tau = |t: usize| 0.8 / (1.0 + t as f64 / 50.0);
     for (loss, data) in cases {
         let alg = DpSgd::new(
-            DpSgdConfig {
+            DpSgdConfig::new(
                 steps,
-                batch_size: b,
-                learning_rate: StepSchedule::Constant(0.3),
-                clip_norm: StepSchedule::Values {
+                b,
+                StepSchedule::Constant(0.3),
+                StepSchedule::Values {
                     values: (0..steps).map(tau).collect(),
                 },
-                noise: NoiseSpec::Multiplier { z },
-                projection: Projection::L2Ball { radius: 3.0 },
-                output: OutputRule::LastIterate,
-                init: Init::Zeros,
-            },
+                NoiseSpec::Multiplier { z },
+            )
+            .with_projection(Projection::L2Ball { radius: 3.0 })
+            .with_output(OutputRule::LastIterate),
             n,
             None,
         )

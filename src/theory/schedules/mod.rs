@@ -299,20 +299,19 @@ impl Prescription {
                 privacy.n
             )));
         }
-        Ok(DpSgdConfig {
-            steps: steps as usize,
+        Ok(DpSgdConfig::new(
+            steps as usize,
             batch_size,
-            learning_rate: StepSchedule::Constant(eta),
-            clip_norm: StepSchedule::Constant(tau),
-            noise: NoiseSpec::Theorem34 {
+            StepSchedule::Constant(eta),
+            StepSchedule::Constant(tau),
+            NoiseSpec::Theorem34 {
                 nu: privacy.nu,
                 epsilon: privacy.epsilon,
                 delta: privacy.delta,
             },
-            projection,
-            output: OutputRule::RandomIterate,
-            init: Default::default(),
-        })
+        )
+        .with_projection(projection)
+        .with_output(OutputRule::RandomIterate))
     }
 }
 
