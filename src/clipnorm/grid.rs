@@ -118,7 +118,8 @@ pub fn tau_grid(g_sorted: Option<&[f64]>, clip: &ClipSpec) -> Vec<TauPoint> {
     pts
 }
 
-/// What a cell trains.
+/// What a cell trains, as its results record names it (the serialized names are the results
+/// file's and stay as they are).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Group {
@@ -128,22 +129,109 @@ pub enum Group {
     Baseline,
     /// DP-SGD with tau from RNMM (Table 3).
     Rnmm,
-    /// DP-SGD at the common default clip norm (issue 16), when the grid does not hold it.
-    Default,
+    /// DP-SGD at the common default clip norm (tau = 1, Opacus's tutorials; issue 16), when the
+    /// grid does not hold it. Written "default" in the results file.
+    #[serde(rename = "default")]
+    DefaultTau,
     /// Adaptive quantile clipping (Andrew et al. 2021); `tau_idx` indexes the target quantiles.
     Adaptive,
     /// Automatic clipping (Bu et al. 2023).
     Automatic,
 }
 
-/// One training run of the study: (group, epsilon, tau, eta, run).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl Group {
+    /// The group's name in cell keys and in the results file.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Group::Private => "private",
+            Group::Baseline => "baseline",
+            Group::Rnmm => "rnmm",
+            Group::DefaultTau => "default",
+            Group::Adaptive => "adaptive",
+            Group::Automatic => "automatic",
+        }
+    }
+}
+
+/// What one cell trains, with exactly the indices its group has: an index into the study's
+/// epsilons (`eps`) for every private group, and an index into the tau grid or the adaptive
+/// target quantiles where the group has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellKind {
+    /// DP-SGD at `epsilons[eps]` and the clip norm `taus[tau]` of the grid.
+    Private {
+        /// Index into the study's epsilons.
+        eps: usize,
+        /// Index into the tau grid.
+        tau: usize,
+    },
+    /// Non-private SGD.
+    Baseline,
+    /// DP-SGD at `epsilons[eps]` with RNMM's tau.
+    Rnmm {
+        /// Index into the study's epsilons.
+        eps: usize,
+    },
+    /// DP-SGD at `epsilons[eps]` and the common default clip norm.
+    DefaultTau {
+        /// Index into the study's epsilons.
+        eps: usize,
+    },
+    /// Adaptive quantile clipping at `epsilons[eps]` with target quantile `quantile`.
+    Adaptive {
+        /// Index into the study's epsilons.
+        eps: usize,
+        /// Index into the adaptive target quantiles.
+        quantile: usize,
+    },
+    /// Automatic clipping at `epsilons[eps]`.
+    Automatic {
+        /// Index into the study's epsilons.
+        eps: usize,
+    },
+}
+
+impl CellKind {
+    /// The group, as the results record names it.
+    pub fn group(&self) -> Group {
+        match self {
+            CellKind::Private { .. } => Group::Private,
+            CellKind::Baseline => Group::Baseline,
+            CellKind::Rnmm { .. } => Group::Rnmm,
+            CellKind::DefaultTau { .. } => Group::DefaultTau,
+            CellKind::Adaptive { .. } => Group::Adaptive,
+            CellKind::Automatic { .. } => Group::Automatic,
+        }
+    }
+
+    /// The epsilon index (None for the baseline).
+    pub fn eps_idx(&self) -> Option<usize> {
+        match *self {
+            CellKind::Baseline => None,
+            CellKind::Private { eps, .. }
+            | CellKind::Rnmm { eps }
+            | CellKind::DefaultTau { eps }
+            | CellKind::Adaptive { eps, .. }
+            | CellKind::Automatic { eps } => Some(eps),
+        }
+    }
+
+    /// The tau-grid index (private cells) or the target-quantile index (adaptive cells), as
+    /// the results record's `tau_idx`.
+    pub fn tau_idx(&self) -> Option<usize> {
+        match *self {
+            CellKind::Private { tau, .. } => Some(tau),
+            CellKind::Adaptive { quantile, .. } => Some(quantile),
+            _ => None,
+        }
+    }
+}
+
+/// One training run of the study: (what, eta, run).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
-    pub group: Group,
-    /// Index into the study's epsilons (None for the baseline).
-    pub eps_idx: Option<usize>,
-    /// Index into the tau grid (Private only).
-    pub tau_idx: Option<usize>,
+    /// The group and its epsilon and tau indices.
+    pub kind: CellKind,
     /// Index into the eta grid.
     pub eta_idx: usize,
     /// Run index (the replicate of every random stream).
@@ -153,19 +241,12 @@ pub struct Cell {
 impl Cell {
     /// The cell id of the results file.
     pub fn key(&self) -> String {
-        let g = match self.group {
-            Group::Private => "private",
-            Group::Baseline => "baseline",
-            Group::Rnmm => "rnmm",
-            Group::Default => "default",
-            Group::Adaptive => "adaptive",
-            Group::Automatic => "automatic",
-        };
         let opt = |o: Option<usize>| o.map_or("-".to_string(), |v| v.to_string());
         format!(
-            "{g}/eps{}/tau{}/eta{}/run{}",
-            opt(self.eps_idx),
-            opt(self.tau_idx),
+            "{}/eps{}/tau{}/eta{}/run{}",
+            self.kind.group().as_str(),
+            opt(self.kind.eps_idx()),
+            opt(self.kind.tau_idx()),
             self.eta_idx,
             self.run
         )
@@ -182,46 +263,84 @@ pub fn cells(
     rnmm: bool,
 ) -> Vec<Cell> {
     let mut out = Vec::new();
-    for e in 0..n_eps {
-        for t in 0..n_tau {
-            for k in 0..n_eta {
-                for r in 0..runs {
-                    out.push(Cell {
-                        group: Group::Private,
-                        eps_idx: Some(e),
-                        tau_idx: Some(t),
-                        eta_idx: k,
-                        run: r,
-                    });
-                }
+    let mut push = |kind: CellKind| {
+        for eta_idx in 0..n_eta {
+            for run in 0..runs {
+                out.push(Cell { kind, eta_idx, run });
             }
         }
+    };
+    for eps in 0..n_eps {
+        for tau in 0..n_tau {
+            push(CellKind::Private { eps, tau });
+        }
         if rnmm {
-            for k in 0..n_eta {
-                for r in 0..runs {
-                    out.push(Cell {
-                        group: Group::Rnmm,
-                        eps_idx: Some(e),
-                        tau_idx: None,
-                        eta_idx: k,
-                        run: r,
-                    });
-                }
-            }
+            push(CellKind::Rnmm { eps });
         }
     }
     if baseline {
-        for k in 0..n_eta {
-            for r in 0..runs {
-                out.push(Cell {
-                    group: Group::Baseline,
-                    eps_idx: None,
-                    tau_idx: None,
-                    eta_idx: k,
-                    run: r,
-                });
-            }
-        }
+        push(CellKind::Baseline);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cell keys and the record's (group, eps_idx, tau_idx) keep the results file's format
+    /// (pinned from the Option-field cells of commit 7fd9707), and the tau = 1 group is still
+    /// written "default".
+    #[test]
+    fn cell_keys_and_group_names_keep_the_results_format() {
+        let keys: Vec<String> = cells(2, 2, 1, 1, true, true)
+            .iter()
+            .map(Cell::key)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "private/eps0/tau0/eta0/run0",
+                "private/eps0/tau1/eta0/run0",
+                "rnmm/eps0/tau-/eta0/run0",
+                "private/eps1/tau0/eta0/run0",
+                "private/eps1/tau1/eta0/run0",
+                "rnmm/eps1/tau-/eta0/run0",
+                "baseline/eps-/tau-/eta0/run0",
+            ]
+        );
+        let c = |kind| Cell {
+            kind,
+            eta_idx: 3,
+            run: 2,
+        };
+        assert_eq!(
+            c(CellKind::Adaptive {
+                eps: 1,
+                quantile: 4
+            })
+            .key(),
+            "adaptive/eps1/tau4/eta3/run2"
+        );
+        assert_eq!(
+            c(CellKind::DefaultTau { eps: 0 }).key(),
+            "default/eps0/tau-/eta3/run2"
+        );
+        assert_eq!(
+            c(CellKind::Automatic { eps: 5 }).key(),
+            "automatic/eps5/tau-/eta3/run2"
+        );
+        for g in [
+            Group::Private,
+            Group::Baseline,
+            Group::Rnmm,
+            Group::DefaultTau,
+            Group::Adaptive,
+            Group::Automatic,
+        ] {
+            let json = serde_json::to_string(&g).unwrap();
+            assert_eq!(json, format!("\"{}\"", g.as_str()));
+            assert_eq!(serde_json::from_str::<Group>(&json).unwrap(), g);
+        }
+    }
 }

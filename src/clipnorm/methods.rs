@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::config::MethodsSpec;
-use super::grid::{Cell, Group, TauPoint, fmt_tau};
+use super::grid::{Cell, CellKind, Group, TauPoint, fmt_tau};
 use super::results::RunRecord;
 use super::table::{Entry, StudyTable, best_entry, cell};
 use super::train::{Adaptive, Rule};
@@ -129,50 +129,45 @@ impl MethodPlan {
     /// The cells to train, in a fixed order.
     pub fn cells(&self, n_eta: usize, runs: usize) -> Vec<Cell> {
         let mut out = Vec::new();
-        let push = |group, e, t, out: &mut Vec<Cell>| {
-            for k in 0..n_eta {
-                for r in 0..runs {
-                    out.push(Cell {
-                        group,
-                        eps_idx: Some(e),
-                        tau_idx: t,
-                        eta_idx: k,
-                        run: r,
-                    });
+        let mut push = |kind: CellKind| {
+            for eta_idx in 0..n_eta {
+                for run in 0..runs {
+                    out.push(Cell { kind, eta_idx, run });
                 }
             }
         };
-        for (e, sg) in self.adaptive_sigma.iter().enumerate() {
+        for (eps, sg) in self.adaptive_sigma.iter().enumerate() {
             if self.default_in_grid.is_none() {
-                push(Group::Default, e, None, &mut out);
+                push(CellKind::DefaultTau { eps });
             }
             if sg.is_ok() {
-                for q in 0..self.spec.adaptive_quantiles.len() {
-                    push(Group::Adaptive, e, Some(q), &mut out);
+                for quantile in 0..self.spec.adaptive_quantiles.len() {
+                    push(CellKind::Adaptive { eps, quantile });
                 }
             }
             if self.spec.automatic {
-                push(Group::Automatic, e, None, &mut out);
+                push(CellKind::Automatic { eps });
             }
         }
         out
     }
 
-    /// The rule of an adaptive or automatic cell at noise multiplier `z`.
-    pub fn rule(&self, c: &Cell, z: f64) -> Rule {
-        let e = c.eps_idx.expect("eps");
-        match c.group {
-            Group::Adaptive => Rule::Adaptive(Adaptive {
-                quantile: self.spec.adaptive_quantiles[c.tau_idx.expect("quantile")],
+    /// The rule of an adaptive or automatic cell at noise multiplier `z` (None for a cell of
+    /// another group).
+    pub fn rule(&self, c: &Cell, z: f64) -> Option<Rule> {
+        match c.kind {
+            CellKind::Adaptive { eps, quantile } => Some(Rule::Adaptive(Adaptive {
+                quantile: self.spec.adaptive_quantiles[quantile],
                 lr: self.spec.adaptive_lr,
                 initial: self.spec.adaptive_initial,
                 sigma_b: self.sigma_b,
-                sigma_grad: *self.adaptive_sigma[e].as_ref().expect("split exists"),
-            }),
-            _ => Rule::Automatic {
+                sigma_grad: *self.adaptive_sigma[eps].as_ref().expect("split exists"),
+            })),
+            CellKind::Automatic { .. } => Some(Rule::Automatic {
                 gamma: self.spec.automatic_gamma,
                 z,
-            },
+            }),
+            _ => None,
         }
     }
 }
@@ -329,7 +324,7 @@ pub fn compare(
             .map(|(e, c)| MethodCell {
                 entry: match plan.default_in_grid {
                     Some(t) => c.entries[t].clone(),
-                    None => best_entry(of(Group::Default, e, None)),
+                    None => best_entry(of(Group::DefaultTau, e, None)),
                 },
                 note: format!("z = {:.3}", c.z),
             })

@@ -41,7 +41,7 @@ use crate::stats::quantile_sorted;
 use crate::theory::alpha::{AlphaOptions, estimate_alpha};
 
 pub use config::{MethodsSpec, ModelSpec, Study, StudyConfig};
-pub use grid::{Cell, Group, TauPoint};
+pub use grid::{Cell, CellKind, Group, TauPoint};
 pub use methods::{MethodComparison, adaptive_effective_z, adaptive_noise_split};
 pub use results::RunRecord;
 pub use table::{Entry, EpsColumn, Recommendation, StudyTable, TheoryReport};
@@ -348,33 +348,32 @@ fn train_cells(
     let new: Vec<RunRecord> = pending
         .par_iter()
         .map(|c| {
+            let methods = || plan.expect("method cells exist only with [methods]");
             let eta = etas[c.eta_idx];
-            let z_eps = || zs[c.eps_idx.expect("eps")];
-            let (tau, z) = match c.group {
-                Group::Private => (taus[c.tau_idx.expect("private cell")].tau, z_eps()),
-                Group::Baseline => (f64::MAX, 0.0),
-                Group::Rnmm => {
-                    let r = rnmm.expect("rnmm");
-                    (r.taus[c.run], r.zs[c.eps_idx.expect("eps")])
+            let (tau, z) = match c.kind {
+                CellKind::Private { eps, tau } => (taus[tau].tau, zs[eps]),
+                CellKind::Baseline => (f64::MAX, 0.0),
+                CellKind::Rnmm { eps } => {
+                    let r = rnmm.expect("rnmm cells exist only with RNMM");
+                    (r.taus[c.run], r.zs[eps])
                 }
-                Group::Default => (plan.expect("methods").spec.default_tau, z_eps()),
+                CellKind::DefaultTau { eps } => (methods().spec.default_tau, zs[eps]),
                 // Their clip norm: C_0 (adaptive) or the sensitivity 1 (automatic).
-                Group::Adaptive => (plan.expect("methods").spec.adaptive_initial, z_eps()),
-                Group::Automatic => (1.0, z_eps()),
+                CellKind::Adaptive { eps, .. } => (methods().spec.adaptive_initial, zs[eps]),
+                CellKind::Automatic { eps } => (1.0, zs[eps]),
             };
-            let (o, final_clip) = match c.group {
-                Group::Adaptive | Group::Automatic => {
-                    let rule = plan.expect("methods").rule(c, z);
+            let (o, final_clip) = match plan.and_then(|p| p.rule(c, z)) {
+                Some(rule) => {
                     let (o, fc) = setup.run_rule(&rule, eta, c.run)?;
                     (o, fc.is_finite().then_some(fc))
                 }
-                _ => (setup.run(tau, eta, z, c.run)?, None),
+                None => (setup.run(tau, eta, z, c.run)?, None),
             };
             let rec = RunRecord {
                 key: c.key(),
-                group: c.group,
-                eps_idx: c.eps_idx,
-                tau_idx: c.tau_idx,
+                group: c.kind.group(),
+                eps_idx: c.kind.eps_idx(),
+                tau_idx: c.kind.tau_idx(),
                 eta_idx: c.eta_idx,
                 run: c.run,
                 tau,

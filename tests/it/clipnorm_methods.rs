@@ -115,7 +115,7 @@ fn every_method_spends_exactly_the_total_budget() {
         // Every record of a fixed-tau method trained with its column's z.
         for rec in o.records.values().filter(|r| r.eps_idx == Some(e)) {
             match rec.group {
-                Group::Private | Group::Default | Group::Automatic | Group::Adaptive => {
+                Group::Private | Group::DefaultTau | Group::Automatic | Group::Adaptive => {
                     assert_eq!(rec.z, col.z, "{}", rec.key)
                 }
                 Group::Rnmm => assert_eq!(rec.z, r.z),
@@ -124,23 +124,23 @@ fn every_method_spends_exactly_the_total_budget() {
         }
         // Automatic and adaptive: the noise their training loop actually adds.
         let mut seen = (0, 0);
-        for c in cells.iter().filter(|c| c.eps_idx == Some(e)) {
-            match (c.group, plan.rule(c, col.z)) {
-                (Group::Automatic, Rule::Automatic { gamma, z }) => {
+        for c in cells.iter().filter(|c| c.kind.eps_idx() == Some(e)) {
+            match (c.kind.group(), plan.rule(c, col.z)) {
+                (Group::Automatic, Some(Rule::Automatic { gamma, z })) => {
                     // Noise sd z on a sum of per-sample terms of norm < 1.
                     let sens = PerSampleBound::Normalize(gamma).sensitivity();
                     assert_eq!(sens, 1.0);
                     assert_rel(eps_of(z / sens), eps, "automatic clipping");
                     seen.0 += 1;
                 }
-                (Group::Adaptive, Rule::Adaptive(a)) => {
+                (Group::Adaptive, Some(Rule::Adaptive(a))) => {
                     // Theorem 1: (sigma_grad, sigma_b) is one Gaussian mechanism with z_eff.
                     let z_eff = adaptive_effective_z(a.sigma_grad, a.sigma_b);
                     assert_rel(eps_of(z_eff), eps, "adaptive clipping");
                     assert!((a.sigma_b - t.batch / 20.0).abs() < 1e-12);
                     seen.1 += 1;
                 }
-                (Group::Default, _) => {}
+                (Group::DefaultTau, None) => {}
                 (g, r) => panic!("unexpected cell {g:?} with rule {r:?}"),
             }
         }
@@ -323,7 +323,7 @@ fn study_with_methods_writes_the_comparison_and_is_thread_count_independent() {
         ]
     );
     // tau = 1 lies below G_1 >= sqrt 2, so the grid holds it and its cells are reused.
-    assert!(a.records.values().all(|r| r.group != Group::Default));
+    assert!(a.records.values().all(|r| r.group != Group::DefaultTau));
     let d = &m.rows[4];
     for (e, c) in d.cells.iter().enumerate() {
         let t = a.table.taus.iter().position(|t| t.tau == 1.0).unwrap();
