@@ -108,7 +108,7 @@ impl Setup<'_> {
         eta: f64,
         z: f64,
         run: usize,
-        step: Option<&mut dyn FnMut(&mut Stepper<'_>, usize, &mut [f64])>,
+        step: Option<CustomStep<'_>>,
     ) -> Result<Outcome> {
         let cfg = DpSgdConfig::new(
             self.steps(),
@@ -125,7 +125,7 @@ impl Setup<'_> {
         let mut diverged = false;
         let observe = |t: usize, w: &[f64]| {
             // after each epoch: t = k steps_per_epoch, k = 1..=epochs
-            if t == 0 || t % self.steps_per_epoch != 0 {
+            if t == 0 || !t.is_multiple_of(self.steps_per_epoch) {
                 return ControlFlow::Continue(());
             }
             if w.iter().any(|v| !v.is_finite()) {
@@ -154,6 +154,9 @@ impl Setup<'_> {
         })
     }
 }
+
+/// A step taken in place of [`Stepper::step`]: `step(stepper, t, w)` advances w by step t.
+type CustomStep<'s> = &'s mut dyn FnMut(&mut Stepper<'_>, usize, &mut [f64]);
 
 /// The stream tag of adaptive clipping's count noise ("count").
 const COUNT_NOISE_TAG: u64 = 0x0063_6f75_6e74;
