@@ -21,6 +21,9 @@
 //!   k_serde, limits                up-front memory and work estimates
 //! ```
 
+// Every unsafe block states why it is sound (code-review.md section 4).
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod audit;
 pub mod clipnorm;
 pub mod config;
