@@ -85,7 +85,9 @@ fn bench_m2_vector(c: &mut Criterion) {
     let mut group = c.benchmark_group("softmax_m2_vector_vs_portable");
     for (n, d, b) in [(10_000, 10, 64), (20_000, 64, 500), (20_000, 784, 500)] {
         let data = data(n, d, 2);
-        let w: Vec<f64> = (0..2 * (d + 1)).map(|k| (k as f64 * 0.37).sin() * 0.1).collect();
+        let w: Vec<f64> = (0..2 * (d + 1))
+            .map(|k| (k as f64 * 0.37).sin() * 0.1)
+            .collect();
         let batch: Vec<usize> = (0..b).map(|i| i * (n / b)).collect();
         let mut out = vec![0.0; 2 * (d + 1)];
         let mut scratch = Scratch::default();

@@ -38,6 +38,7 @@ pub mod limits;
 pub mod linalg;
 pub mod loss;
 pub mod lower_bound;
+pub(crate) mod optimize;
 pub mod plot;
 pub mod privacy;
 pub mod rng;
