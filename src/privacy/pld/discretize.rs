@@ -4,7 +4,7 @@
 
 use super::MAX_GRID_LOSS;
 use super::compose::Pmf;
-use crate::privacy::math::{log_add, log_sub, norm_sf};
+use crate::privacy::math::{log_sub, norm_sf, subsampled_gaussian_loss};
 
 /// t - (1 - q) with t = e^eps, to full relative precision: e^eps for q = 1, else
 /// (1 - q) expm1(eps - log(1 - q)). (expm1(eps) + q loses all digits when e^eps << 1, e.g.
@@ -165,12 +165,7 @@ pub(super) fn gauss_mass(a: f64, b: f64) -> f64 {
 /// is dropped below and rounded down onto the top atom above).
 /// The remove-direction loss log((1 - q) + q e^{(2x - 1)/(2 z^2)}) of one step at x, increasing.
 pub(super) fn loss_at(q: f64, z: f64, x: f64) -> f64 {
-    let u = (2.0 * x - 1.0) * 0.5 / z / z;
-    if q == 1.0 {
-        u
-    } else {
-        log_add((-q).ln_1p(), q.ln() + u)
-    }
+    subsampled_gaussian_loss(q, (2.0 * x - 1.0) * 0.5 / z / z)
 }
 
 /// X-ranges of the optimistic discretization: remove X ~ P in [-10 z, 1 + 10 z], add X ~ Q in
