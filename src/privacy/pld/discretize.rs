@@ -3,7 +3,7 @@
 //! privacy profile and loss they are built from (see the module doc of [`super`]).
 
 use super::MAX_GRID_LOSS;
-use super::compose::Pmf;
+use super::pmf::Pmf;
 use crate::privacy::math::{log_sub, norm_sf, subsampled_gaussian_loss};
 
 /// t - (1 - q) with t = e^eps, to full relative precision: e^eps for q = 1, else

@@ -38,15 +38,18 @@ use crate::error::{Error, Result};
 
 mod compose;
 mod discretize;
+mod pmf;
 mod window;
 
 #[cfg(test)]
 use super::fft::fast_len;
+#[cfg(test)]
+use compose::epsilon_from;
 use compose::{NoPld, Prepared, epsilon_bracket, no_pld_message};
 #[cfg(test)]
-use compose::{Pmf, Tails, epsilon_from};
-#[cfg(test)]
 use discretize::{delta_one, one_step, one_step_bounds};
+#[cfg(test)]
+use pmf::{Pmf, Tails};
 #[cfg(test)]
 use window::Window;
 
