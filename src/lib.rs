@@ -18,7 +18,7 @@
 //! loss, data, plot               per-sample losses; generators, CSV, summaries; figures
 //! rng, error, linalg, stats,     seeded streams, errors, GEMM and solves, the quantile,
 //!   fingerprint, dataset,          a stable hash, the plain data set, k = inf in serde,
-//!   k_serde, limits                up-front memory and work estimates
+//!   k_serde, limits, optimize      up-front memory and work estimates, golden-section search
 //! ```
 
 // Every unsafe block states why it is sound (code-review.md section 4).
