@@ -11,7 +11,7 @@ mod common;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dpsgd_lab::data::Dataset;
 use dpsgd_lab::linalg::{Mat, gemm};
-use dpsgd_lab::loss::{Loss, SoftmaxKernel, SoftmaxLoss};
+use dpsgd_lab::loss::{Loss, Scratch, SoftmaxKernel, SoftmaxLoss, bench_clipped_sum2};
 use dpsgd_lab::rng::{Purpose, stream};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
@@ -77,6 +77,32 @@ fn bench_crossover(c: &mut Criterion) {
     group.finish();
 }
 
+/// The m = 2 kernel's AVX2 blocks (`softmax_small::avx`, about 140 lines of `unsafe`) against
+/// its portable twin on the same data, weights and batch (code-review.md section 4): the clipped
+/// sum alone, no sampling or noise, at size a's d = 10, b = 64 and at d = 64 and d = 784 with
+/// b = 500. On a machine without AVX2 both labels time the portable blocks.
+fn bench_m2_vector(c: &mut Criterion) {
+    let mut group = c.benchmark_group("softmax_m2_vector_vs_portable");
+    for (n, d, b) in [(10_000, 10, 64), (20_000, 64, 500), (20_000, 784, 500)] {
+        let data = data(n, d, 2);
+        let w: Vec<f64> = (0..2 * (d + 1))
+            .map(|k| (k as f64 * 0.37).sin() * 0.1)
+            .collect();
+        let batch: Vec<usize> = (0..b).map(|i| i * (n / b)).collect();
+        let mut out = vec![0.0; 2 * (d + 1)];
+        let mut scratch = Scratch::default();
+        group.throughput(Throughput::Elements(b as u64));
+        for (name, vector) in [("avx2", true), ("portable", false)] {
+            group.bench_function(format!("{name}_d{d}_b{b}"), |bch| {
+                bch.iter(|| {
+                    bench_clipped_sum2(&w, &data, &batch, 1.0, &mut out, &mut scratch, vector)
+                });
+            });
+        }
+    }
+    group.finish();
+}
+
 /// The machine's float64 matrix-product peak with the same `matrixmultiply::dgemm` the step
 /// uses (through `linalg::gemm`): C = A B for square N = 1024, one thread, and two such
 /// products at once on two threads (the step's two halves run that way). Throughput is in
@@ -128,6 +154,6 @@ fn bench_steps(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(4));
-    targets = bench_steps, bench_gemm_peak, bench_crossover
+    targets = bench_steps, bench_gemm_peak, bench_crossover, bench_m2_vector
 }
 criterion_main!(benches);

@@ -18,8 +18,11 @@
 //! loss, data, plot               per-sample losses; generators, CSV, summaries; figures
 //! rng, error, linalg, stats,     seeded streams, errors, GEMM and solves, the quantile,
 //!   fingerprint, dataset,          a stable hash, the plain data set, k = inf in serde,
-//!   k_serde, limits                up-front memory and work estimates
+//!   k_serde, limits, optimize      up-front memory and work estimates, golden-section search
 //! ```
+
+// Every unsafe block states why it is sound (code-review.md section 4).
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod audit;
 pub mod clipnorm;
@@ -29,12 +32,13 @@ pub mod dataset;
 pub mod dpsgd;
 pub mod error;
 pub mod experiment;
-pub mod fingerprint;
-pub mod k_serde;
+pub(crate) mod fingerprint;
+pub(crate) mod k_serde;
 pub mod limits;
 pub mod linalg;
 pub mod loss;
 pub mod lower_bound;
+pub(crate) mod optimize;
 pub mod plot;
 pub mod privacy;
 pub mod rng;

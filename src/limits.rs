@@ -3,7 +3,7 @@
 //! (against a generous limit that `--force` lifts), integers derived from floats (never
 //! saturated), and one readable format for printed numbers.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, fmt_num};
 
 /// Work above this many gradient coordinates (sum over steps of b * parameters) is refused
 /// unless forced: about an hour or more of one core. The shipped `verify --full` needs ~1e11.
@@ -117,8 +117,6 @@ pub fn to_count(name: &str, x: f64) -> Result<u64> {
         )))
     }
 }
-
-pub use crate::error::fmt_num;
 
 #[cfg(test)]
 mod tests {

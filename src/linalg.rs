@@ -3,13 +3,19 @@
 //! (the reference Newton solver).
 
 /// A strided view of a rows x cols matrix inside a slice.
-#[derive(Clone, Copy)]
+///
+/// The fields are private: a view is made only by [`Mat::rm`], [`Mat::rm_t`] or
+/// [`Mat::rm_cols`], so both strides are non-negative, and [`gemm`] bounds-checks every view
+/// with checked arithmetic before it hands raw pointers to `matrixmultiply`.
+#[derive(Clone, Copy, Debug)]
 pub struct Mat<'a> {
-    pub data: &'a [f64],
-    pub rows: usize,
-    pub cols: usize,
-    pub rs: isize,
-    pub cs: isize,
+    data: &'a [f64],
+    rows: usize,
+    cols: usize,
+    /// Row stride, in elements.
+    row_stride: usize,
+    /// Column stride, in elements.
+    col_stride: usize,
 }
 
 impl<'a> Mat<'a> {
@@ -19,8 +25,8 @@ impl<'a> Mat<'a> {
             data,
             rows,
             cols,
-            rs: cols as isize,
-            cs: 1,
+            row_stride: cols,
+            col_stride: 1,
         }
     }
     /// The transpose of a row-major rows x cols matrix, seen as cols x rows.
@@ -29,8 +35,8 @@ impl<'a> Mat<'a> {
             data,
             rows: cols,
             cols: rows,
-            rs: 1,
-            cs: cols as isize,
+            row_stride: 1,
+            col_stride: cols,
         }
     }
     /// The first `cols` columns of a row-major matrix with row stride `stride`.
@@ -39,23 +45,63 @@ impl<'a> Mat<'a> {
             data,
             rows,
             cols,
-            rs: stride as isize,
-            cs: 1,
+            row_stride: stride,
+            col_stride: 1,
         }
     }
-    fn check(&self) {
+    /// The number of rows of the view.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    /// The number of columns of the view.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    /// Whether every element of the view, at (rows - 1) rs + (cols - 1) cs the last, lies inside
+    /// `data`, with both strides fitting `isize` (matrixmultiply's stride type). The index
+    /// arithmetic is checked, so a huge shape cannot wrap around into a small, passing index.
+    fn fits(&self) -> bool {
         if self.rows == 0 || self.cols == 0 {
-            return;
+            return true;
         }
-        let last = (self.rows - 1) as isize * self.rs + (self.cols - 1) as isize * self.cs;
+        let last = (self.rows - 1).checked_mul(self.row_stride).and_then(|r| {
+            (self.cols - 1)
+                .checked_mul(self.col_stride)
+                .and_then(|c| r.checked_add(c))
+        });
+        last.is_some_and(|l| l < self.data.len())
+            && isize::try_from(self.row_stride).is_ok()
+            && isize::try_from(self.col_stride).is_ok()
+    }
+    /// Panics, naming the shape, unless [`Mat::fits`].
+    fn check(&self) {
         assert!(
-            self.rs >= 0 && self.cs >= 0 && (last as usize) < self.data.len(),
-            "matrix view out of bounds"
+            self.fits(),
+            "matrix view out of bounds: {} x {} with strides ({}, {}) over {} elements",
+            self.rows,
+            self.cols,
+            self.row_stride,
+            self.col_stride,
+            self.data.len()
         );
     }
 }
 
+/// Whether an m x n block at row stride `ldc` (>= n) fits a slice of `len` elements, with checked
+/// arithmetic: (m - 1) ldc + n <= len. True for an empty block.
+fn output_fits(m: usize, n: usize, ldc: usize, len: usize) -> bool {
+    if m == 0 || n == 0 {
+        return true;
+    }
+    let end = (m - 1).checked_mul(ldc).and_then(|r| r.checked_add(n));
+    ldc >= n && end.is_some_and(|e| e <= len) && isize::try_from(ldc).is_ok()
+}
+
 /// c (row-major rows x cols, row stride `ldc`) = alpha a b + beta c.
+///
+/// Panics when the inner dimensions differ or a view or the output block does not fit its slice
+/// (all index arithmetic checked for overflow); a safe caller cannot make it read or write out of
+/// bounds.
 pub fn gemm(alpha: f64, a: Mat, b: Mat, beta: f64, c: &mut [f64], ldc: usize) {
     assert_eq!(a.cols, b.rows, "inner dimensions differ");
     a.check();
@@ -65,11 +111,15 @@ pub fn gemm(alpha: f64, a: Mat, b: Mat, beta: f64, c: &mut [f64], ldc: usize) {
         return;
     }
     assert!(
-        ldc >= n && (m - 1) * ldc + n <= c.len(),
-        "output out of bounds"
+        output_fits(m, n, ldc, c.len()),
+        "output out of bounds: {m} x {n} with row stride {ldc} over {} elements",
+        c.len()
     );
-    // SAFETY: the views and the output were bounds-checked above; matrixmultiply reads a and b
-    // and writes only the m x n block of c at row stride ldc.
+    // SAFETY: `check` proved every element of a and b, at offsets (i rs + j cs) up to the
+    // checked last one, lies inside its slice, with strides that fit isize; the assert above
+    // proved the m x n block of c at row stride ldc >= n lies inside c. matrixmultiply reads only
+    // those elements of a and b, and reads and writes only that block of c (c is borrowed
+    // mutably, so it aliases neither input).
     unsafe {
         matrixmultiply::dgemm(
             m,
@@ -77,11 +127,11 @@ pub fn gemm(alpha: f64, a: Mat, b: Mat, beta: f64, c: &mut [f64], ldc: usize) {
             n,
             alpha,
             a.data.as_ptr(),
-            a.rs,
-            a.cs,
+            a.row_stride as isize,
+            a.col_stride as isize,
             b.data.as_ptr(),
-            b.rs,
-            b.cs,
+            b.row_stride as isize,
+            b.col_stride as isize,
             beta,
             c.as_mut_ptr(),
             ldc as isize,
@@ -170,6 +220,51 @@ mod tests {
                 assert!((o[i * 2 + j] - s).abs() < 1e-12);
             }
         }
+    }
+
+    /// The review's counterexample (code-review.md section 4): (rows - 1) * stride wraps to 0 in
+    /// unchecked usize arithmetic, so a view of 2^62 + 1 rows over 8 elements passed the old check
+    /// and dgemm read far out of bounds. Planted bug: the old wrapping arithmetic in `fits` and
+    /// `output_fits` (both asserts below then fail).
+    #[test]
+    fn views_and_outputs_that_overflow_or_overrun_are_refused() {
+        let a = [0.0; 8];
+        let huge = (1usize << 62) + 1;
+        assert!(!Mat::rm_cols(&a, huge, 1, 4).fits());
+        assert!(!output_fits(huge, 1, 4, 8));
+        assert!(!Mat::rm_t(&a, 1, usize::MAX).fits());
+        assert!(!Mat::rm_cols(&a, 2, 1, usize::MAX).fits());
+        // Plain overrun by one element, and an output row stride shorter than a row.
+        assert!(!Mat::rm(&a, 3, 3).fits());
+        assert!(!output_fits(2, 5, 4, 100));
+        assert!(!output_fits(3, 3, 3, 8));
+        // The largest views that do fit are accepted, and empty ones always.
+        assert!(Mat::rm(&a, 2, 4).fits() && Mat::rm_cols(&a, 2, 3, 5).fits());
+        assert!(Mat::rm_t(&a, 4, 2).fits() && Mat::rm(&[], 0, 7).fits());
+        assert!(output_fits(3, 2, 3, 8) && output_fits(0, 9, 0, 0));
+    }
+
+    #[test]
+    #[should_panic(expected = "matrix view out of bounds")]
+    fn gemm_panics_on_an_overflowing_view_before_the_call() {
+        let a = [1.0; 8];
+        let mut c = [0.0; 8];
+        gemm(
+            1.0,
+            Mat::rm_cols(&a, (1 << 62) + 1, 1, 4),
+            Mat::rm(&a, 1, 1),
+            0.0,
+            &mut c,
+            4,
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "output out of bounds")]
+    fn gemm_panics_on_a_short_output() {
+        let a = [1.0; 8];
+        let mut c = [0.0; 3];
+        gemm(1.0, Mat::rm(&a, 2, 2), Mat::rm(&a, 2, 2), 0.0, &mut c, 2);
     }
 
     #[test]

@@ -1,4 +1,6 @@
 //! The `dpsgd-lab` command line. Thin: parsing and printing only; the work is in the library.
+// Every unsafe block states why it is sound (code-review.md section 4).
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod cli;
 

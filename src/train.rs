@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::Dataset;
 use crate::dpsgd::{AccountantKind, Calibrator, DpSgd, DpSgdConfig, NoiseSpec, RunOutput};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, fmt_num};
 use crate::limits;
 use crate::loss::{Loss, LossSpec, dot, mean_grad, mean_value};
 use crate::privacy;
@@ -149,10 +149,10 @@ fn culprit(noise: &NoiseSpec, p: &PrivacyInputs, q: f64, why: &str) -> String {
     let source = match noise {
         NoiseSpec::Theorem34 { nu, epsilon, delta } => format!(
             " (from [dpsgd] noise nu = {}, epsilon = {}, delta = {}, batch_size = {})",
-            limits::fmt_num(*nu),
-            limits::fmt_num(*epsilon),
-            limits::fmt_num(*delta),
-            limits::fmt_num(p.batch_size)
+            fmt_num(*nu),
+            fmt_num(*epsilon),
+            fmt_num(*delta),
+            fmt_num(p.batch_size)
         ),
         NoiseSpec::Multiplier { .. } => " (from [dpsgd] noise z)".to_string(),
         _ => String::new(),
@@ -160,24 +160,24 @@ fn culprit(noise: &NoiseSpec, p: &PrivacyInputs, q: f64, why: &str) -> String {
     let fault = if q < 1e-12 {
         format!(
             "[dpsgd] batch_size = {} gives the sampling rate q = b/n = {}, too small to account",
-            limits::fmt_num(p.batch_size),
-            limits::fmt_num(q)
+            fmt_num(p.batch_size),
+            fmt_num(q)
         )
     } else if p.z > 1e6 {
         format!(
             "the noise multiplier z = {}{source} is so large that the run could learn nothing",
-            limits::fmt_num(p.z)
+            fmt_num(p.z)
         )
     } else if p.z < 1e-3 {
         format!(
             "the noise multiplier z = {}{source} is too small to give any privacy that can be accounted",
-            limits::fmt_num(p.z)
+            fmt_num(p.z)
         )
     } else {
         format!(
             "the privacy of z = {}{source}, q = {}, T = {} cannot be accounted",
-            limits::fmt_num(p.z),
-            limits::fmt_num(q),
+            fmt_num(p.z),
+            fmt_num(q),
             p.steps
         )
     };
@@ -250,7 +250,7 @@ pub fn train(
         &format!(
             "[dpsgd] steps = {}, batch_size = {} with {} parameters",
             dpsgd.steps,
-            limits::fmt_num(dpsgd.batch_size),
+            fmt_num(dpsgd.batch_size),
             loss.param_dim()
         ),
         work,

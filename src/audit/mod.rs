@@ -43,11 +43,12 @@ use serde::Serialize;
 use crate::data::Dataset;
 use crate::data::generator::{Direction, GeneratorSpec, LabelModel};
 use crate::dpsgd::{DpSgd, DpSgdConfig, NoiseSpec, OutputRule, StepSchedule};
+use crate::error::fmt_num;
 use crate::error::{Error, Result, check_open};
-use crate::limits::{self, fmt_num};
+use crate::limits;
 use crate::loss::{HuberLoss, Loss};
 use crate::privacy::gaussian::full_batch_epsilon;
-use crate::privacy::{PldAccountant, RdpAccountant};
+use crate::privacy::{PldAccountant, RdpAccountant, subsampled_gaussian_loss};
 use crate::rng::{Purpose, stream};
 use stats::{Certified, Route, certify, gdp_mu_lower};
 
@@ -301,7 +302,6 @@ fn trial(
     let unit = b / (ETA * TAU);
     let (q, z) = (cfg.q, cfg.z);
     let inv = 0.5 / (z * z);
-    let (l1q, lq) = ((-q).ln_1p(), q.ln());
     let mut prev = 0.0;
     let mut lr = 0.0;
     let out = alg
@@ -309,13 +309,7 @@ fn trial(
             if t > 0 {
                 let x = -(w[e] - prev) * unit;
                 let u = (2.0 * x - 1.0) * inv;
-                lr += if q == 1.0 {
-                    u
-                } else {
-                    let (a, c) = (l1q, lq + u);
-                    let (hi, lo) = if a > c { (a, c) } else { (c, a) };
-                    hi + (lo - hi).exp().ln_1p()
-                };
+                lr += subsampled_gaussian_loss(q, u);
             }
             prev = w[e];
             ControlFlow::Continue(())

@@ -68,8 +68,8 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         anyhow::bail!(
             "--epsilon {} is out of the accountant's range: it is met by z = {} (no noise worth \
              the name); lower --epsilon",
-            dpsgd_lab::limits::fmt_num(a.epsilon.unwrap_or(f64::NAN)),
-            dpsgd_lab::limits::fmt_num(z)
+            dpsgd_lab::error::fmt_num(a.epsilon.unwrap_or(f64::NAN)),
+            dpsgd_lab::error::fmt_num(z)
         );
     }
     let n = a.n.unwrap_or(if a.q == 1.0 { 10 } else { 1000 });

@@ -84,7 +84,7 @@ pub struct ZcdpArgs {
 
 /// Numbers in the readable form used everywhere.
 fn f(x: f64) -> String {
-    dpsgd_lab::limits::fmt_num(x)
+    dpsgd_lab::error::fmt_num(x)
 }
 
 /// Runs a `privacy` subcommand.

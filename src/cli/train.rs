@@ -8,7 +8,7 @@ use clap::Args;
 
 use dpsgd_lab::config::{DataSpec, TrainConfig, load_toml};
 use dpsgd_lab::dpsgd::{AccountantKind, NoiseSpec};
-use dpsgd_lab::limits;
+use dpsgd_lab::error::fmt_num;
 use dpsgd_lab::rng::{Purpose, stream};
 use dpsgd_lab::train::{ReportOptions, train};
 
@@ -94,7 +94,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         println!(
             "  wall time = {:.3} s (work estimate {} gradient coordinates)",
             s.wall_time_s,
-            limits::fmt_num(run.work_estimate)
+            fmt_num(run.work_estimate)
         );
         match &run.privacy {
             Some(p) => println!(
@@ -119,10 +119,10 @@ pub fn run(args: &TrainArgs) -> Result<()> {
             println!(
                 "  Thm 3.4 with nu = {} promises epsilon = {}; the accountant finds {} spent. \
                  The paper leaves nu an unstated constant: nu = {} makes them agree.",
-                limits::fmt_num(*nu),
-                limits::fmt_num(*epsilon),
-                limits::fmt_num(p.epsilon_spent),
-                limits::fmt_num(p.nu_eff)
+                fmt_num(*nu),
+                fmt_num(*epsilon),
+                fmt_num(p.epsilon_spent),
+                fmt_num(p.nu_eff)
             );
         }
     }

@@ -130,7 +130,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
         &format!(
             "spec {} (phi_min = {}, replicates = {}, batch_size = {})",
             spec.raw.name,
-            crate::limits::fmt_num(spec.phis.iter().cloned().fold(f64::INFINITY, f64::min)),
+            crate::error::fmt_num(spec.phis.iter().cloned().fold(f64::INFINITY, f64::min)),
             spec.replicates,
             spec.raw.batch_size
         ),
@@ -741,7 +741,7 @@ impl Progress {
         self.bar.set_prefix(format!(
             "{} (work {})",
             self.bar.prefix(),
-            crate::limits::fmt_num(work)
+            crate::error::fmt_num(work)
         ));
     }
     fn add(&self, w: f64) {

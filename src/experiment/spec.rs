@@ -10,7 +10,7 @@ use crate::config::load_toml;
 use crate::data::generator::GeneratorSpec;
 use crate::data::radial::LawSpec;
 use crate::error::{Error, Result, check_open, check_positive};
-pub use crate::k_serde;
+pub(crate) use crate::k_serde;
 use crate::loss::LossSpec;
 use crate::theory::TheoremId;
 

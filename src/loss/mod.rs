@@ -22,6 +22,8 @@ pub use huber::HuberLoss;
 pub use logistic::{SoftmaxKernel, SoftmaxLoss};
 pub use robust::RobustLoss;
 pub use sharp::SharpLoss;
+#[doc(hidden)]
+pub use softmax_small::bench_clipped_sum2;
 pub use tanh_net::TanhNet;
 
 /// Counts from one clipped-sum call.

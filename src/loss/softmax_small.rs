@@ -88,6 +88,23 @@ fn clipped_sum_with<const M: usize>(
     stats
 }
 
+/// Bench hook, not API: the m = 2 clipped sum (tau = `tau`) with the AVX2 blocks when `vector`
+/// and the machine has AVX2, else the portable blocks, so `benches/dpsgd_step.rs` can time the
+/// two on the same data. Returns the number of clipped samples.
+#[doc(hidden)]
+pub fn bench_clipped_sum2(
+    w: &[f64],
+    data: &Dataset,
+    batch: &[usize],
+    tau: f64,
+    out: &mut [f64],
+    scratch: &mut Scratch,
+    vector: bool,
+) -> usize {
+    let bound = PerSampleBound::Clip(tau);
+    clipped_sum_with::<2>(w, data, batch, bound, out, scratch, vector && avx2()).clipped
+}
+
 /// True when the m = 2 vector block can run (x86-64 with AVX2, detected at run time).
 fn avx2() -> bool {
     super::x86_has_avx2(false)

@@ -1,5 +1,19 @@
 //! Log-space arithmetic and Gaussian tails accurate far into the tail.
 
+/// The privacy loss of one step of the Poisson-subsampled Gaussian in the remove direction,
+/// log(1 - q + q e^u), where u = (2x - 1) / (2 z^2) is the loss of the Gaussian N(1, z^2) against
+/// N(0, z^2) at x (the log of the density ratio of P = (1 - q) N(0, z^2) + q N(1, z^2) to
+/// Q = N(0, z^2); module doc of [`super::pld`]). Computed as log_add(log1p(-q), log q + u), which
+/// stays accurate for q near 0 and u large; exactly u at q = 1. Shared by the PLD accountant's
+/// discretization and the privacy audit's likelihood-ratio statistic.
+pub(crate) fn subsampled_gaussian_loss(q: f64, u: f64) -> f64 {
+    if q == 1.0 {
+        u
+    } else {
+        log_add((-q).ln_1p(), q.ln() + u)
+    }
+}
+
 /// log(e^a + e^b).
 pub fn log_add(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {

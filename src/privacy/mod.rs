@@ -22,6 +22,8 @@ pub use min_lipschitz::{RnmmConfig, RnmmOutput, private_min_lipschitz};
 pub use pld::{PLD_MEMORY_BOUND, PldAccountant, PldEpsilon, PldGrid, PldUpper, TAIL_SHARE};
 pub use rdp::{Conversion, RdpAccountant, RdpEpsilon};
 
+pub(crate) use math::subsampled_gaussian_loss;
+
 use crate::dpsgd::Calibrator;
 use crate::error::Result;
 

@@ -504,7 +504,7 @@ pub fn prescribe(id: TheoremId, phi: f64, p: &TheoryParams) -> Result<Prescripti
     // T derived from a float is an integer count: refuse instead of saturating at u64::MAX.
     let name = match p.steps {
         Some(_) => "T".to_string(),
-        None => format!("T (from phi = {})", crate::limits::fmt_num(phi)),
+        None => format!("T (from phi = {})", crate::error::fmt_num(phi)),
     };
     crate::limits::to_count(&name, steps_formula.ceil())?;
     let steps = round_steps(steps_formula);
