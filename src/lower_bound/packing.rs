@@ -38,8 +38,9 @@ pub struct PackingReport {
     pub size: usize,
     /// Smallest pairwise Hamming distance (d if |V| = 1).
     pub min_distance: usize,
-    /// Smallest and largest number of ones over V.
+    /// Smallest number of ones (Hamming weight) over V; d/2 when every codeword is balanced.
     pub min_weight: usize,
+    /// Largest number of ones over V; d/2 when every codeword is balanced.
     pub max_weight: usize,
 }
 

@@ -13,9 +13,13 @@ use crate::error::Result;
 /// The corner of the plot the legend box sits in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Corner {
+    /// Bottom left of the plot area.
     LowerLeft,
+    /// Bottom right of the plot area.
     LowerRight,
+    /// Top left of the plot area.
     UpperLeft,
+    /// Top right of the plot area.
     UpperRight,
 }
 

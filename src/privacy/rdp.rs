@@ -283,7 +283,10 @@ impl Default for RdpAccountant {
 /// Epsilon with the order that attains it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RdpEpsilon {
+    /// The smallest epsilon over the orders at the target delta (an upper bound on the true
+    /// epsilon; inf when every order is infinite).
     pub epsilon: f64,
+    /// The Renyi order alpha that attains it (NaN when every order is infinite).
     pub order: f64,
 }
 
