@@ -81,15 +81,16 @@ pub enum Fault {
 pub struct AuditConfig {
     /// Poisson sampling rate q in (0, 1].
     pub q: f64,
-    /// Steps T.
+    /// DP-SGD iterations T of every trial (Algorithm 1).
     pub steps: usize,
-    /// Noise multiplier z > 0.
+    /// Noise multiplier z > 0: the noise sd is z tau per coordinate of the summed clipped
+    /// gradient.
     pub z: f64,
     /// delta of the claim and of the lower bounds.
     pub delta: f64,
     /// Trials per side (with and without the canary); half choose thresholds, half certify.
     pub trials: usize,
-    /// Base seed.
+    /// Base seed; trial i on side s uses streams derived from (seed, 2 i + s).
     pub seed: u64,
     /// Samples in D besides the canary.
     pub n: usize,

@@ -15,7 +15,8 @@ pub struct Entry {
     pub mean: f64,
     /// Sample standard deviation over runs (0 for one run).
     pub sd: f64,
-    /// The selected eta.
+    /// The constant learning rate eta of the grid with the best mean accuracy (ties: the
+    /// smaller eta).
     pub eta: f64,
     /// Runs averaged at the selected eta (the config's `runs` once the cell is complete).
     pub runs: usize,
@@ -28,11 +29,11 @@ pub struct Entry {
 pub struct RnmmEntry {
     /// Accuracy of DP-SGD run with tau set to the privately estimated G_1, best eta over the grid.
     pub entry: Entry,
-    /// Epsilon left for DP-SGD.
+    /// Epsilon left for DP-SGD: the column's epsilon minus eps_RNMM (basic composition).
     pub dpsgd_epsilon: f64,
-    /// Its noise multiplier.
+    /// Noise multiplier z calibrated for `dpsgd_epsilon` at the table's delta.
     pub z: f64,
-    /// The private G_1 of each run.
+    /// The clip norm of each run: its private estimate of G_1 selected by RNMM, in run order.
     pub tau_values: Vec<f64>,
 }
 
@@ -56,9 +57,9 @@ pub struct EpsColumn {
 pub struct TheoryReport {
     /// Delta(w*) = mean train loss at the GD iterate (f_i^* = 0): an upper estimate.
     pub delta_star: f64,
-    /// GD iterations used for w*.
+    /// Full-batch gradient-descent iterations run to approximate the minimizer w*.
     pub gd_iters: usize,
-    /// ||grad f|| at that iterate.
+    /// ||grad f|| at that iterate: how far it is from a stationary point.
     pub grad_norm: f64,
     /// Train accuracy at that iterate (1 when the set is separable).
     pub train_accuracy: f64,

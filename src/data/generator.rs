@@ -84,18 +84,18 @@ pub enum Direction {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSpec {
-    /// Number of samples.
+    /// Number of samples n to draw (>= 1).
     pub n: usize,
-    /// Number of features.
+    /// Feature dimension d (>= 1); x in R^d.
     pub d: usize,
     /// Law of r = ||x|| (of a_i for `sharp_centers`). Default: Gaussian features x ~ N(0, I_d),
     /// i.e. r ~ chi_d, written as chi with (E r^2)^(1/2) = sqrt(d); for `sharp_centers`, a_i = 1.
     #[serde(default)]
     pub radial: Option<RadialSpec>,
-    /// Law of the direction.
+    /// Law of the direction u = x / ||x|| (default: uniform on the sphere).
     #[serde(default)]
     pub direction: Direction,
-    /// Label model.
+    /// How labels y are made from the features (or, for `sharp_centers`, what the rows are).
     pub labels: LabelModel,
 }
 

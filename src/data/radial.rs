@@ -100,7 +100,7 @@ pub struct RadialSpec {
     /// The bound G of Assumption 6.1, met with equality: (E[r^k])^(1/k) = G (ess sup r = G
     /// for k = infinity).
     pub g: f64,
-    /// The base law.
+    /// The base law X, before it is scaled to meet (k, G).
     pub law: LawSpec,
 }
 

@@ -34,7 +34,7 @@ pub struct PackingSet {
 /// What `PackingSet::verify` measured.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct PackingReport {
-    /// |V|.
+    /// Number of codewords |V| (Lemma 6 guarantees a set with at least 2^(7d/128)).
     pub size: usize,
     /// Smallest pairwise Hamming distance (d if |V| = 1).
     pub min_distance: usize,
@@ -146,12 +146,12 @@ impl PackingSet {
         Ok(PackingSet { d, stride, bits })
     }
 
-    /// The dimension d.
+    /// Codeword length d: the dimension of the packed hypercube {0,1}^d.
     pub fn d(&self) -> usize {
         self.d
     }
 
-    /// |V|.
+    /// Number of codewords |V|.
     pub fn len(&self) -> usize {
         self.bits.len() / self.stride
     }
