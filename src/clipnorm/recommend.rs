@@ -108,7 +108,7 @@ pub struct ClipNormAdvice {
     pub d: usize,
     /// The loss name as requested ("logistic" or "softmax").
     pub loss: String,
-    /// "lipschitz", "column <name>" or "file <path>".
+    /// `lipschitz`, `column <name>` or `file <path>`.
     pub norms_source: String,
     /// Total privacy budget epsilon requested.
     pub epsilon: f64,
