@@ -76,7 +76,8 @@ pub enum Fault {
     DoubleRate,
 }
 
-/// What to audit.
+/// What to audit: the DP-SGD setting (q, T, z) whose claimed epsilon is tested, and the size,
+/// seed and confidence of the distinguishing game.
 #[derive(Debug, Clone)]
 pub struct AuditConfig {
     /// Poisson sampling rate q in (0, 1].
@@ -135,7 +136,8 @@ pub struct ThreatResult {
     pub fnr_upper: f64,
 }
 
-/// The audit's result.
+/// The audit's result: the claimed epsilons, and the certified lower bounds for both threat
+/// models.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditReport {
     /// Poisson sampling rate q of the audited runs.

@@ -44,7 +44,8 @@ pub enum NormsSource {
     File(PathBuf),
 }
 
-/// What the user asked for.
+/// The inputs of `clipnorm recommend`: the data, the total budget, and the public choices of the
+/// mechanisms (candidate range, steps, batch size, accountant, seed).
 #[derive(Debug, Clone)]
 pub struct AdviceRequest {
     /// The private data set: a CSV with a header row and numeric columns.

@@ -265,9 +265,10 @@ pub fn rdp_to_epsilon(orders: &[f64], rdp: &[f64], delta: f64, conv: Conversion)
 /// The RDP accountant for T steps of the Poisson-subsampled Gaussian mechanism.
 #[derive(Debug, Clone)]
 pub struct RdpAccountant {
-    /// Rényi orders to optimize over.
+    /// Rényi orders alpha > 1 at which the RDP curve is evaluated; epsilon is its minimum over
+    /// them (default: [`default_orders`]).
     pub orders: Vec<f64>,
-    /// RDP -> DP conversion.
+    /// The formula turning RDP at one order into (epsilon, delta) (default: Balle et al. 2020).
     pub conversion: Conversion,
 }
 
