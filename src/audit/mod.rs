@@ -78,20 +78,22 @@ pub enum Fault {
     DoubleRate,
 }
 
-/// What to audit.
+/// What to audit: the DP-SGD setting (q, T, z) whose claimed epsilon is tested, and the size,
+/// seed and confidence of the distinguishing game.
 #[derive(Debug, Clone)]
 pub struct AuditConfig {
     /// Poisson sampling rate q in (0, 1].
     pub q: f64,
-    /// Steps T.
+    /// DP-SGD iterations T of every trial (Algorithm 1).
     pub steps: usize,
-    /// Noise multiplier z > 0.
+    /// Noise multiplier z > 0: the noise sd is z tau per coordinate of the summed clipped
+    /// gradient.
     pub z: f64,
     /// delta of the claim and of the lower bounds.
     pub delta: f64,
     /// Trials per side (with and without the canary); half choose thresholds, half certify.
     pub trials: usize,
-    /// Base seed.
+    /// Base seed; trial i on side s uses streams derived from (seed, 2 i + s).
     pub seed: u64,
     /// Samples in D besides the canary.
     pub n: usize,
@@ -112,29 +114,45 @@ pub struct ThreatResult {
     pub epsilon_lb: f64,
     /// Gaussian-DP route: epsilon at delta of the mu lower bound (all trials, no selection).
     pub epsilon_lb_gdp: f64,
-    /// mu lower bound of the GDP route, and its point estimate (mean shift / pooled sd).
+    /// Lower confidence bound on the Gaussian-DP parameter mu (noncentral-t interval at the
+    /// stated confidence, all trials).
     pub mu_lb: f64,
+    /// Point estimate of mu: the statistic's mean shift between the sides over its pooled
+    /// standard deviation.
     pub mu_hat: f64,
-    /// epsilon_lb / epsilon_claimed and epsilon_lb_gdp / epsilon_claimed.
+    /// epsilon_lb / epsilon_claimed: the fraction of the claimed epsilon the threshold route
+    /// certifies (above 1: the lower bound exceeds the claim, at the stated confidence).
     pub ratio: f64,
+    /// epsilon_lb_gdp / epsilon_claimed, the same fraction for the Gaussian-DP route.
     pub ratio_gdp: f64,
-    /// Threshold and held-out error rates of the threshold route.
+    /// The threshold route's threshold on the statistic (chosen on the selection half); a score
+    /// >= it is called "canary present".
     pub threshold: f64,
+    /// Empirical false-positive rate on the held-out half: runs on D scoring >= threshold.
     pub fpr: f64,
+    /// Empirical false-negative rate on the held-out half: runs on D' scoring < threshold.
     pub fnr: f64,
+    /// Clopper-Pearson upper bound on the false-positive rate, at level (1 - confidence) / 2.
     pub fpr_upper: f64,
+    /// Clopper-Pearson upper bound on the false-negative rate, at level (1 - confidence) / 2.
     pub fnr_upper: f64,
 }
 
-/// The audit's result.
+/// The audit's result: the claimed epsilons, and the certified lower bounds for both threat
+/// models.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditReport {
+    /// Poisson sampling rate q of the audited runs.
     pub sample_rate: f64,
+    /// DP-SGD iterations T of each audited run.
     pub steps: usize,
+    /// Noise multiplier z: the noise sd is z tau per coordinate of the summed clipped gradient.
     pub noise_multiplier: f64,
+    /// The delta at which the claims and the lower bounds are stated.
     pub delta: f64,
-    /// Claimed epsilon by the RDP accountant and by the PLD accountant (upper bound, h = 1e-4).
+    /// Claimed epsilon by the RDP accountant.
     pub epsilon_rdp: f64,
+    /// Claimed epsilon by the PLD accountant (its upper bound, discretization h = 1e-4).
     pub epsilon_pld: f64,
     /// min(RDP, PLD): the tightest claim; ratios are against it.
     pub epsilon_claimed: f64,
@@ -143,15 +161,24 @@ pub struct AuditReport {
     /// Trials per side, and how many of them certify in the threshold route (the other half
     /// choose thresholds); the Gaussian-DP route certifies with all of them.
     pub trials: usize,
+    /// Trials per side that certify in the threshold route (half of `trials`).
     pub certifying_trials: usize,
     /// Whether the GDP route is exact (q = 1) or an approximation.
     pub gdp_exact: bool,
+    /// Bounds when the adversary sees every iterate (likelihood-ratio statistic over all steps).
     pub every_iterate: ThreatResult,
+    /// Bounds when the adversary sees only the final iterate w_T (its canary coordinate).
     pub final_iterate: ThreatResult,
+    /// Samples in D besides the canary.
     pub n: usize,
+    /// Features, including the canary's coordinate.
     pub d: usize,
+    /// Base seed; trial i on side s uses streams derived from (seed, 2 i + s).
     pub seed: u64,
+    /// Wall-clock time of the whole audit in seconds (not reproducible; everything else is).
     pub wall_time_s: f64,
+    /// The planted fault the runs used ([`Fault::None`] outside the audit's own tests; omitted
+    /// from JSON then).
     #[serde(skip_serializing_if = "is_none")]
     pub fault: Fault,
 }

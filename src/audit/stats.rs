@@ -82,8 +82,9 @@ pub struct Certified {
     pub fpr: f64,
     /// False negatives / trials on the held-out half (score of D' < threshold).
     pub fnr: f64,
-    /// Clopper-Pearson upper bounds on both, each at level alpha / 2.
+    /// Clopper-Pearson upper bound on the false-positive rate, at level alpha / 2.
     pub fpr_upper: f64,
+    /// Clopper-Pearson upper bound on the false-negative rate, at level alpha / 2.
     pub fnr_upper: f64,
     /// The certified epsilon lower bound at delta (for the GDP route: the epsilon of mu-GDP).
     pub epsilon_lb: f64,

@@ -65,11 +65,20 @@ pub enum Method {
     /// tau = private G_1 by RNMM (Remark 5.6, Table 3).
     Paper,
     /// Adaptive quantile clipping at target quantile gamma.
-    Adaptive { quantile: f64 },
+    Adaptive {
+        /// Target fraction gamma in (0, 1) of per-sample gradients left unclipped.
+        quantile: f64,
+    },
     /// Automatic clipping g / (||g|| + gamma).
-    Automatic { gamma: f64 },
+    Automatic {
+        /// Stability constant gamma > 0 in g / (||g|| + gamma).
+        gamma: f64,
+    },
     /// A fixed default tau.
-    DefaultTau { tau: f64 },
+    DefaultTau {
+        /// The fixed clip norm tau (1 in Opacus's tutorials).
+        tau: f64,
+    },
     /// The best fixed tau of the grid in hindsight.
     Oracle,
 }
@@ -100,6 +109,7 @@ impl Method {
 /// What the methods other than the grid and RNMM train, per epsilon.
 #[derive(Debug, Clone)]
 pub struct MethodPlan {
+    /// The `[methods]` settings of the study's config.
     pub spec: MethodsSpec,
     /// Count noise sigma_b = adaptive_count_noise x b.
     pub sigma_b: f64,
@@ -175,6 +185,8 @@ impl MethodPlan {
 /// One method at one epsilon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MethodCell {
+    /// The best eta's accuracy (mean +- sd over runs); None when the method did not run or
+    /// its cells are missing.
     pub entry: Option<Entry>,
     /// How the budget is spent, or why the method did not run.
     pub note: String,
@@ -183,13 +195,16 @@ pub struct MethodCell {
 /// One method's row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MethodRow {
+    /// The method of this row.
     pub method: Method,
+    /// One cell per total privacy budget epsilon, in the order of `MethodComparison::epsilons`.
     pub cells: Vec<MethodCell>,
 }
 
 /// The winner at one epsilon among the deployable methods (every row but the oracle).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Winner {
+    /// Total privacy budget epsilon of the column compared.
     pub epsilon: f64,
     /// Row index of the winner.
     pub row: usize,
@@ -201,17 +216,24 @@ pub struct Winner {
     pub within_sd: Option<bool>,
     /// Accuracy points oracle - winner.
     pub oracle_gap_points: Option<f64>,
+    /// The human-readable line for the Markdown output, summarizing the fields above.
     pub line: String,
 }
 
 /// The comparison table of one data set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MethodComparison {
+    /// The study's short name.
     pub name: String,
+    /// The trained model as shown in the heading ("softmax regression", ...).
     pub model: String,
+    /// The total privacy budgets epsilon, one per column; every method spends exactly this.
     pub epsilons: Vec<f64>,
+    /// The delta of every (epsilon, delta) guarantee compared.
     pub delta: f64,
+    /// One row per method: paper, adaptive quantiles, automatic, default tau, oracle.
     pub rows: Vec<MethodRow>,
+    /// The best deployable method per epsilon (columns with no entries are skipped).
     pub winners: Vec<Winner>,
 }
 

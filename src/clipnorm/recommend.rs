@@ -44,10 +44,13 @@ pub enum NormsSource {
     File(PathBuf),
 }
 
-/// What the user asked for.
+/// The inputs of `clipnorm recommend`: the data, the total budget, and the public choices of the
+/// mechanisms (candidate range, steps, batch size, accountant, seed).
 #[derive(Debug, Clone)]
 pub struct AdviceRequest {
+    /// The private data set: a CSV with a header row and numeric columns.
     pub csv: PathBuf,
+    /// Name of the label column (class indices 0..m-1); every other column is a feature.
     pub label: String,
     /// "logistic" or "softmax" (the same multinomial logistic loss).
     pub loss: String,
@@ -62,18 +65,33 @@ pub struct AdviceRequest {
     pub feature_bounds: Option<PathBuf>,
     /// File of public per-feature "mean,scale" lines: standardization at no privacy cost.
     pub public_scales: Option<PathBuf>,
+    /// Total privacy budget epsilon, split by basic composition between standardization, RNMM
+    /// and DP-SGD.
     pub epsilon: f64,
+    /// Total delta in (0, 1), split between standardization and DP-SGD (RNMM is pure DP).
     pub delta: f64,
     /// Fraction of epsilon spent on RNMM (default: eps_RNMM = 0.3, as in the study).
     pub share: Option<f64>,
+    /// DP-SGD iterations T the noise is calibrated for (default: [`DEFAULT_EPOCHS`] epochs of
+    /// round(n / b) steps).
     pub steps: Option<usize>,
+    /// Expected batch size b, so q = b / n (default: min(500, n / 10), as in the study).
     pub batch_size: Option<f64>,
+    /// Where the per-sample values G_i whose private minimum is selected come from.
     pub norms: NormsSource,
-    /// Public candidate range (defaults for the loss's G_i; required with user norms).
+    /// Public lower end of RNMM's candidate range (default for the loss's G_i: G at x = 0;
+    /// required with user norms).
     pub lo: Option<f64>,
+    /// Public upper end of the candidate range (default for the loss's G_i: 3 G at
+    /// ||x||^2 = d; required with user norms).
     pub hi: Option<f64>,
+    /// Number of log-spaced RNMM candidates on [lo, hi] (>= 2; the study uses
+    /// [`DEFAULT_GRID_SIZE`]).
     pub grid_size: usize,
+    /// Accountant that calibrates DP-SGD's noise multiplier: "rdp" or "pld".
     pub accountant: String,
+    /// Base seed of the mechanisms' randomness (RNMM and the private standardization); the same
+    /// seed gives the same recommendation.
     pub seed: u64,
 }
 
@@ -81,17 +99,25 @@ pub struct AdviceRequest {
 /// data such as the true G_1 is reported).
 #[derive(Debug, Clone, Serialize)]
 pub struct ClipNormAdvice {
+    /// Path of the data set, as given.
     pub csv: String,
+    /// Name of the label column.
     pub label: String,
+    /// Rows of the data set (public: the sampling rate q = b / n uses it).
     pub n: usize,
+    /// Number of features (columns other than the label).
     pub d: usize,
+    /// The loss name as requested ("logistic" or "softmax").
     pub loss: String,
-    /// "lipschitz", "column <name>" or "file <path>".
+    /// `lipschitz`, `column <name>` or `file <path>`.
     pub norms_source: String,
+    /// Total privacy budget epsilon requested.
     pub epsilon: f64,
+    /// Total delta requested.
     pub delta: f64,
     /// eps_RNMM = share x epsilon.
     pub rnmm_epsilon: f64,
+    /// Fraction of epsilon spent on RNMM (the given one, or 0.3 / epsilon by default).
     pub share: f64,
     /// epsilon - eps_std - eps_RNMM, DP-SGD's budget.
     pub dpsgd_epsilon: f64,
@@ -104,16 +130,23 @@ pub struct ClipNormAdvice {
     pub total_epsilon: f64,
     /// delta_std + delta_DP-SGD: equals delta.
     pub total_delta: f64,
+    /// Public lower end of the RNMM candidates (the first candidate).
     pub candidates_lo: f64,
+    /// Public upper end of the RNMM candidates (the last candidate).
     pub candidates_hi: f64,
+    /// Number of log-spaced candidates on [candidates_lo, candidates_hi].
     pub grid_size: usize,
+    /// Base seed the mechanisms were run with.
     pub seed: u64,
     /// The recommended clip norm tau (the selected candidate).
     pub clip_norm: f64,
+    /// Index j (from 0) of the selected candidate c_j = lo (hi / lo)^(j / (grid_size - 1)).
     pub candidate_index: usize,
     /// The selection is the largest candidate: the range may be too narrow.
     pub at_range_end: bool,
+    /// DP-SGD iterations T the noise multiplier is calibrated for.
     pub steps: usize,
+    /// Expected batch size b of DP-SGD's Poisson sampling.
     pub batch_size: f64,
     /// q = B / n.
     pub q: f64,

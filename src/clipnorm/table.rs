@@ -15,8 +15,10 @@ pub struct Entry {
     pub mean: f64,
     /// Sample standard deviation over runs (0 for one run).
     pub sd: f64,
-    /// The selected eta.
+    /// The constant learning rate eta of the grid with the best mean accuracy (ties: the
+    /// smaller eta).
     pub eta: f64,
+    /// Runs averaged at the selected eta (the config's `runs` once the cell is complete).
     pub runs: usize,
     /// Runs at the selected eta that diverged.
     pub diverged: usize,
@@ -25,23 +27,28 @@ pub struct Entry {
 /// Table 3's "w/ RNMM" cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RnmmEntry {
+    /// Accuracy of DP-SGD run with tau set to the privately estimated G_1, best eta over the grid.
     pub entry: Entry,
-    /// Epsilon left for DP-SGD.
+    /// Epsilon left for DP-SGD: the column's epsilon minus eps_RNMM (basic composition).
     pub dpsgd_epsilon: f64,
-    /// Its noise multiplier.
+    /// Noise multiplier z calibrated for `dpsgd_epsilon` at the table's delta.
     pub z: f64,
-    /// The private G_1 of each run.
+    /// The clip norm of each run: its private estimate of G_1 selected by RNMM, in run order.
     pub tau_values: Vec<f64>,
 }
 
 /// One privacy level's column.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EpsColumn {
+    /// Total privacy budget epsilon of the column (at the table's delta); with RNMM it covers
+    /// both the G_1 estimate and DP-SGD.
     pub epsilon: f64,
     /// Noise multiplier z at this epsilon.
     pub z: f64,
     /// One entry per tau of the grid (None while cells are missing).
     pub entries: Vec<Option<Entry>>,
+    /// Table 3's "w/ RNMM" cell at this epsilon (None when RNMM is not run or its cells are
+    /// missing).
     pub rnmm: Option<RnmmEntry>,
 }
 
@@ -50,9 +57,9 @@ pub struct EpsColumn {
 pub struct TheoryReport {
     /// Delta(w*) = mean train loss at the GD iterate (f_i^* = 0): an upper estimate.
     pub delta_star: f64,
-    /// GD iterations used for w*.
+    /// Full-batch gradient-descent iterations run to approximate the minimizer w*.
     pub gd_iters: usize,
-    /// ||grad f|| at that iterate.
+    /// ||grad f|| at that iterate: how far it is from a stationary point.
     pub grad_norm: f64,
     /// Train accuracy at that iterate (1 when the set is separable).
     pub train_accuracy: f64,
@@ -68,26 +75,48 @@ pub struct TheoryReport {
 /// Everything the tables, figure and recommendations need.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyTable {
+    /// The study's short name from its config, used in headings and file names.
     pub name: String,
+    /// The trained model as shown in the heading ("softmax regression" or "tanh network, hidden
+    /// H").
     pub model: String,
+    /// Training samples n (the set DP-SGD runs on and the G_i are taken over).
     pub n_train: usize,
+    /// Held-out samples the test accuracy is measured on.
     pub n_test: usize,
+    /// Feature dimension of each sample (before the model adds its bias).
     pub d: usize,
+    /// Number of classes m.
     pub classes: usize,
+    /// Expected batch size b (each sample joins a batch with probability b / n).
     pub batch: f64,
+    /// DP-SGD steps per epoch, round(n / b).
     pub steps_per_epoch: usize,
+    /// Training epochs of every run.
     pub epochs: usize,
+    /// Independent runs per (epsilon, tau, eta) cell.
     pub runs: usize,
+    /// The delta of every (epsilon, delta)-DP guarantee in the table.
     pub delta: f64,
+    /// Accountant that calibrated the noise multipliers z: "rdp" or "pld".
     pub accountant: String,
+    /// The eta grid each cell is tuned over (Section 5.2's 16 values by default).
     pub learning_rates: Vec<f64>,
     /// Percentiles (0, 10, 20, 40, 80, 100) of the training G_i, when finite.
     pub g_percentiles: Option<Vec<(f64, f64)>>,
+    /// G_1, the smallest per-sample Lipschitz constant of the training set (Assumption 5.1);
+    /// None when the G_i are not finite (the tanh network).
     pub g1: Option<f64>,
+    /// G_n, the largest per-sample Lipschitz constant (Assumption 5.1); None as for `g1`.
     pub gn: Option<f64>,
+    /// The clip-norm grid: the rows of Tables 4-7.
     pub taus: Vec<TauPoint>,
+    /// One column per total privacy budget epsilon.
     pub columns: Vec<EpsColumn>,
+    /// Non-private SGD (no clipping, no noise, same sampling), the tables' "Non-private
+    /// baseline" row; None when not run.
     pub baseline: Option<Entry>,
+    /// Delta(w*) and alpha(G_1) of Theorem 5.4; None when not computed.
     pub theory: Option<TheoryReport>,
 }
 
@@ -154,13 +183,17 @@ pub fn fill(table: &mut StudyTable, records: &BTreeMap<String, RunRecord>, rnmm_
 /// One recommendation line's content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recommendation {
+    /// Total privacy budget epsilon of the column this line is about.
     pub epsilon: f64,
     /// Index of the best tau in the grid.
     pub best: usize,
+    /// The best clip norm tau itself (`taus[best].tau`).
     pub best_tau: f64,
+    /// Mean test accuracy in [0, 1] at the best tau (best eta).
     pub best_mean: f64,
-    /// Best tau among tau <= G_1 and among tau > G_1 (indices), when G_1 is known.
+    /// Index of the best tau among tau <= G_1 (None when G_1 is unknown or no tau is <= G_1).
     pub best_le_g1: Option<usize>,
+    /// Index of the best tau among tau > G_1 (None when G_1 is unknown or no tau exceeds it).
     pub best_gt_g1: Option<usize>,
     /// The paper's claim: the best tau <= G_1 is at least as good as every tau > G_1.
     pub claim_holds: Option<bool>,
@@ -172,6 +205,7 @@ pub struct Recommendation {
     pub g1_minus_gn_points: Option<f64>,
     /// Accuracy points: acc(smallest tau) - acc(largest tau).
     pub smallest_minus_largest_points: f64,
+    /// The human-readable line for the Markdown output, summarizing the fields above.
     pub line: String,
 }
 

@@ -12,9 +12,9 @@ use crate::rng::{Purpose, stream};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CsvSpec {
-    /// Path of the file.
+    /// Path of the CSV file: a header row, then one numeric row per sample.
     pub path: String,
-    /// Name of the label column.
+    /// Header name of the label column; every other column is a feature.
     pub label: String,
     /// Hold out a seeded test part; [`CsvSpec::load`] then returns the training part only.
     #[serde(default)]

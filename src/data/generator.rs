@@ -23,7 +23,7 @@ use crate::rng::SimRng;
 pub struct ControlledMoment {
     /// The moment order k (may be infinite).
     pub k: f64,
-    /// (E r^k)^(1/k).
+    /// The moment bound G of Assumption 6.1: (E r^k)^(1/k) = G exactly.
     pub g: f64,
     /// r is the label (the sharp loss's weight a_i), not ||x||.
     pub r_is_label: bool,
@@ -37,22 +37,30 @@ pub enum LabelModel {
     /// linearly separable, so interpolation (Assumption 5.5) holds for logistic regression.
     /// `separable = false`: y ~ softmax(<w_j, x> / temperature), no interpolation.
     Multinomial {
+        /// Number of classes m >= 2 (labels 0..m-1), one teacher row w_j each.
         classes: usize,
+        /// true: the label is the teacher's argmax (separable); false: it is sampled from the
+        /// teacher's softmax.
         separable: bool,
+        /// Softmax temperature > 0 of the non-separable labels (higher: noisier); default 1.
         #[serde(default = "one")]
         temperature: f64,
     },
     /// y = <w_star, x> + noise_std * e with w_star ~ N(0, I_d / d) and e ~ N(0, 1), or e a
     /// Student-t with `noise_dof` degrees of freedom (heavy-tailed noise) when given.
     Regression {
+        /// Scale >= 0 of the label noise e (its standard deviation when e is Gaussian).
         noise_std: f64,
+        /// Degrees of freedom > 0 of a Student-t noise e; omitted: Gaussian noise.
         #[serde(default)]
         noise_dof: Option<f64>,
     },
     /// Sharp-loss data: row i is the center w_i* = center + spread z (z ~ N(0, I_d), center
     /// defaults to 0) and the label is the weight a_i, drawn from the radial law.
     SharpCenters {
+        /// Standard deviation >= 0 of the centers w_i* around `center`, per coordinate.
         spread: f64,
+        /// The common center (d coordinates, finite); omitted: the origin.
         #[serde(default)]
         center: Option<Vec<f64>>,
     },
@@ -66,25 +74,28 @@ pub enum Direction {
     #[default]
     Sphere,
     /// u = D z / ||D z|| with D = diag(scales) (length d): concentrated on the large scales.
-    Anisotropic { scales: Vec<f64> },
+    Anisotropic {
+        /// The diagonal of D: d positive per-coordinate scales.
+        scales: Vec<f64>,
+    },
 }
 
 /// A synthetic data set: x = r u with r from `radial`, u from `direction`, labels by `labels`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSpec {
-    /// Number of samples.
+    /// Number of samples n to draw (>= 1).
     pub n: usize,
-    /// Number of features.
+    /// Feature dimension d (>= 1); x in R^d.
     pub d: usize,
     /// Law of r = ||x|| (of a_i for `sharp_centers`). Default: Gaussian features x ~ N(0, I_d),
     /// i.e. r ~ chi_d, written as chi with (E r^2)^(1/2) = sqrt(d); for `sharp_centers`, a_i = 1.
     #[serde(default)]
     pub radial: Option<RadialSpec>,
-    /// Law of the direction.
+    /// Law of the direction u = x / ||x|| (default: uniform on the sphere).
     #[serde(default)]
     pub direction: Direction,
-    /// Label model.
+    /// How labels y are made from the features (or, for `sharp_centers`, what the rows are).
     pub labels: LabelModel,
 }
 

@@ -49,20 +49,44 @@ pub trait RadialLaw {
 #[serde(tag = "family", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LawSpec {
     /// Pareto(alpha, x_m = 1): P(X > x) = x^(-alpha) for x >= 1. Tail index alpha.
-    Pareto { alpha: f64 },
+    Pareto {
+        /// Tail exponent alpha > 0: E[X^p] is finite exactly for p < alpha.
+        alpha: f64,
+    },
     /// Lomax (Pareto II): P(X > x) = (1 + x)^(-alpha) for x >= 0. Tail index alpha.
-    Lomax { alpha: f64 },
+    Lomax {
+        /// Tail exponent alpha > 0: E[X^p] is finite exactly for p < alpha.
+        alpha: f64,
+    },
     /// ||t|| for t a `dim`-variate Student-t with `dof` degrees of freedom (identity scale).
     /// Tail index dof. `dim` defaults to the generator's d.
-    StudentTNorm { dof: f64, dim: Option<usize> },
+    StudentTNorm {
+        /// Degrees of freedom nu > 0, which is also the tail index.
+        dof: f64,
+        /// Dimension of the Student-t vector (>= 1); omitted: the generator's d.
+        dim: Option<usize>,
+    },
     /// ||z|| for z ~ N(0, I_dim) (the chi law): Gaussian features. `dim` defaults to d.
-    Chi { dim: Option<usize> },
+    Chi {
+        /// Dimension of the Gaussian vector, the chi law's degrees of freedom (>= 1); omitted:
+        /// the generator's d.
+        dim: Option<usize>,
+    },
     /// exp(sigma Z), Z ~ N(0, 1). Every moment finite, support unbounded.
-    LogNormal { sigma: f64 },
+    LogNormal {
+        /// Standard deviation sigma > 0 of ln X.
+        sigma: f64,
+    },
     /// Weibull with shape `shape` and unit scale: P(X > x) = exp(-x^shape).
-    Weibull { shape: f64 },
+    Weibull {
+        /// Shape parameter > 0: below 1 the tail is heavier than exponential, above 1 lighter.
+        shape: f64,
+    },
     /// Uniform on [low, 1], 0 <= low < 1: bounded, so k = infinity is allowed.
-    Uniform { low: f64 },
+    Uniform {
+        /// Lower end of the support, in [0, 1); the upper end is 1.
+        low: f64,
+    },
     /// X = 1: every sample has the same r = G.
     PointMass,
 }
@@ -73,9 +97,10 @@ pub enum LawSpec {
 pub struct RadialSpec {
     /// Moment order k > 0 of Assumption 6.1; `inf` (TOML `inf`) for ess sup r = g.
     pub k: f64,
-    /// The k-th moment's root G.
+    /// The bound G of Assumption 6.1, met with equality: (E[r^k])^(1/k) = G (ess sup r = G
+    /// for k = infinity).
     pub g: f64,
-    /// The base law.
+    /// The base law X, before it is scaled to meet (k, G).
     pub law: LawSpec,
 }
 
@@ -90,13 +115,44 @@ impl RadialSpec {
 /// A validated base law X (unit scale).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Base {
-    Pareto { alpha: f64 },
-    Lomax { alpha: f64 },
-    StudentTNorm { dof: f64, dim: usize },
-    Chi { dim: usize },
-    LogNormal { sigma: f64 },
-    Weibull { shape: f64 },
-    Uniform { low: f64 },
+    /// Pareto with x_m = 1: P(X > x) = x^(-alpha) for x >= 1.
+    Pareto {
+        /// Tail exponent alpha > 0 (the tail index).
+        alpha: f64,
+    },
+    /// Lomax (Pareto II): P(X > x) = (1 + x)^(-alpha) for x >= 0.
+    Lomax {
+        /// Tail exponent alpha > 0 (the tail index).
+        alpha: f64,
+    },
+    /// Norm of a `dim`-variate Student-t vector with identity scale.
+    StudentTNorm {
+        /// Degrees of freedom nu > 0 (the tail index).
+        dof: f64,
+        /// Dimension of the vector (>= 1, default already filled in).
+        dim: usize,
+    },
+    /// Norm of z ~ N(0, I_dim), the chi law.
+    Chi {
+        /// Dimension of the Gaussian vector (>= 1, default already filled in).
+        dim: usize,
+    },
+    /// exp(sigma Z) with Z ~ N(0, 1).
+    LogNormal {
+        /// Standard deviation sigma > 0 of ln X.
+        sigma: f64,
+    },
+    /// Weibull with unit scale: P(X > x) = exp(-x^shape).
+    Weibull {
+        /// Shape parameter > 0.
+        shape: f64,
+    },
+    /// Uniform on [low, 1].
+    Uniform {
+        /// Lower end of the support, in [0, 1).
+        low: f64,
+    },
+    /// X = 1 with probability one.
     PointMass,
 }
 
@@ -347,7 +403,7 @@ impl Radial {
         })
     }
 
-    /// The base law.
+    /// The unit-scale base law X (r = s X).
     pub fn base(&self) -> &Base {
         &self.base
     }
@@ -355,7 +411,7 @@ impl Radial {
     pub fn k(&self) -> f64 {
         self.k
     }
-    /// G.
+    /// The moment bound G of Assumption 6.1 that the scale was chosen to meet exactly.
     pub fn g(&self) -> f64 {
         self.g
     }

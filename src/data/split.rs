@@ -19,7 +19,7 @@ pub struct SplitSpec {
 /// Per-feature mean and standard deviation, estimated on one data set and applied to others.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Standardizer {
-    /// Column means.
+    /// Per-feature means mean_j, subtracted from x_ij.
     pub mean: Vec<f64>,
     /// Column standard deviations (population, 1/n); constant columns get 1 so that they are
     /// only centered.

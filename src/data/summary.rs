@@ -17,7 +17,7 @@ pub const TABLE_PERCENTILES: [f64; 6] = [0.0, 10.0, 20.0, 40.0, 80.0, 100.0];
 /// One percentile of the G_i.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Percentile {
-    /// In [0, 100].
+    /// The percentile p, in [0, 100] (0 is G_1, 100 is G_n).
     pub pct: f64,
     /// The G_i value there (linear interpolation between order statistics).
     pub value: f64,
@@ -26,7 +26,8 @@ pub struct Percentile {
 /// Hill's estimate of the tail index from the top `top` order statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct HillEstimate {
-    /// alpha_hat.
+    /// The estimated tail index alpha_hat: P(G > t) ~ t^(-alpha), so moments of order below
+    /// alpha are finite.
     pub alpha: f64,
     /// Number of upper order statistics used.
     pub top: usize,
@@ -37,9 +38,9 @@ pub struct HillEstimate {
 pub struct LipschitzSummary {
     /// The loss whose G(x, y) is summarized.
     pub loss: String,
-    /// Number of samples.
+    /// Number of samples n.
     pub n: usize,
-    /// Number of features.
+    /// Feature dimension d.
     pub d: usize,
     /// Number of classes, when the labels are class indices.
     pub classes: Option<usize>,
@@ -51,9 +52,9 @@ pub struct LipschitzSummary {
     pub percentiles: Vec<Percentile>,
     /// max_i G_i (= the 100th percentile, G_n in the paper).
     pub max: f64,
-    /// Mean of the G_i.
+    /// Mean of the G_i: (1/n) sum_i G_i.
     pub mean: f64,
-    /// The moment order k.
+    /// The moment order k of Assumption 6.1 that `mean_g_pow_k` and `g_z` use.
     pub k: f64,
     /// G_Z^k = (1/n) sum_i G_i^k.
     pub mean_g_pow_k: f64,

@@ -12,15 +12,16 @@ use crate::stats::quantile_sorted;
 pub struct Fit {
     /// OLS slope of log risk on log phi.
     pub slope: f64,
-    /// Intercept (log risk at phi = 1).
+    /// OLS intercept: the fitted log risk at phi = 1.
     pub intercept: f64,
     /// 2.5% bootstrap quantile of the slope.
     pub lo: f64,
     /// 97.5% bootstrap quantile of the slope.
     pub hi: f64,
-    /// Cells used.
+    /// Number of cells (phi values) in the fit: those with replicates and a positive mean
+    /// risk.
     pub cells: usize,
-    /// Smallest and largest phi used.
+    /// Smallest and largest phi among the cells fitted.
     pub phi_range: (f64, f64),
 }
 

@@ -34,12 +34,13 @@ pub struct PackingSet {
 /// What `PackingSet::verify` measured.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct PackingReport {
-    /// |V|.
+    /// Number of codewords |V| (Lemma 6 guarantees a set with at least 2^(7d/128)).
     pub size: usize,
     /// Smallest pairwise Hamming distance (d if |V| = 1).
     pub min_distance: usize,
-    /// Smallest and largest number of ones over V.
+    /// Smallest number of ones (Hamming weight) over V; d/2 when every codeword is balanced.
     pub min_weight: usize,
+    /// Largest number of ones over V; d/2 when every codeword is balanced.
     pub max_weight: usize,
 }
 
@@ -145,12 +146,12 @@ impl PackingSet {
         Ok(PackingSet { d, stride, bits })
     }
 
-    /// The dimension d.
+    /// Codeword length d: the dimension of the packed hypercube {0,1}^d.
     pub fn d(&self) -> usize {
         self.d
     }
 
-    /// |V|.
+    /// Number of codewords |V|.
     pub fn len(&self) -> usize {
         self.bits.len() / self.stride
     }

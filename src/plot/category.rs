@@ -13,9 +13,13 @@ use crate::error::Result;
 /// The corner of the plot the legend box sits in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Corner {
+    /// Bottom left of the plot area.
     LowerLeft,
+    /// Bottom right of the plot area.
     LowerRight,
+    /// Top left of the plot area.
     UpperLeft,
+    /// Top right of the plot area.
     UpperRight,
 }
 
@@ -33,7 +37,7 @@ impl Corner {
 /// A figure with categorical x (e.g. a grid of clip norms) and linear y.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CategoryFigure {
-    /// Title.
+    /// Caption drawn above the plot area.
     pub title: String,
     /// x-axis label.
     pub x_label: String,
@@ -46,13 +50,13 @@ pub struct CategoryFigure {
     /// x positions of vertical guide lines (e.g. a threshold between two categories), drawn
     /// under the series across the whole y range.
     pub guides: Vec<f64>,
-    /// Series, drawn in order.
+    /// Series, drawn in order (later ones on top).
     pub series: Vec<Series>,
     /// The colors of the series' indices.
     pub palette: Palette,
-    /// Where the legend goes.
+    /// The corner of the plot area the legend box is placed in.
     pub legend: Corner,
-    /// Pixel size.
+    /// (width, height) in pixels of the PNG and of the SVG canvas.
     pub size: (u32, u32),
 }
 

@@ -38,28 +38,28 @@ pub enum Style {
 pub struct Series {
     /// Legend label; None keeps it out of the legend.
     pub label: Option<String>,
-    /// Points (x, y).
+    /// Points (x, y) in data units, drawn in this order.
     pub points: Vec<(f64, f64)>,
     /// Error bars (lo, hi), one per point, or empty.
     pub errors: Vec<(f64, f64)>,
-    /// Style.
+    /// How the points are drawn (markers, line, reference line, ...).
     pub style: Style,
-    /// Palette index.
+    /// Index into the figure's palette (cycled); series with the same index share a color.
     pub color: usize,
 }
 
 /// A log-log figure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
-    /// Title.
+    /// Caption drawn above the plot area.
     pub title: String,
     /// x-axis label.
     pub x_label: String,
     /// y-axis label.
     pub y_label: String,
-    /// Series, drawn in order.
+    /// Series, drawn in order (later ones on top).
     pub series: Vec<Series>,
-    /// Pixel size.
+    /// (width, height) in pixels of the PNG and of the SVG canvas.
     pub size: (u32, u32),
 }
 

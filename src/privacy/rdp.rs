@@ -265,9 +265,10 @@ pub fn rdp_to_epsilon(orders: &[f64], rdp: &[f64], delta: f64, conv: Conversion)
 /// The RDP accountant for T steps of the Poisson-subsampled Gaussian mechanism.
 #[derive(Debug, Clone)]
 pub struct RdpAccountant {
-    /// Rényi orders to optimize over.
+    /// Rényi orders alpha > 1 at which the RDP curve is evaluated; epsilon is its minimum over
+    /// them (default: [`default_orders`]).
     pub orders: Vec<f64>,
-    /// RDP -> DP conversion.
+    /// The formula turning RDP at one order into (epsilon, delta) (default: Balle et al. 2020).
     pub conversion: Conversion,
 }
 
@@ -283,7 +284,10 @@ impl Default for RdpAccountant {
 /// Epsilon with the order that attains it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RdpEpsilon {
+    /// The smallest epsilon over the orders at the target delta (an upper bound on the true
+    /// epsilon; inf when every order is infinite).
     pub epsilon: f64,
+    /// The Renyi order alpha that attains it (NaN when every order is infinite).
     pub order: f64,
 }
 

@@ -62,8 +62,13 @@ pub const DEFAULT_STD_SHARE: f64 = 0.1;
 pub enum StdSource {
     /// DP estimate with a budget (eps, delta) and, optionally, public bounds C_j on |x_j|.
     Private {
+        /// The standardization's share eps_std of epsilon, spent through rho_for(eps_std,
+        /// delta_std).
         epsilon: f64,
+        /// The standardization's share delta_std of delta, in (0, 1).
         delta: f64,
+        /// Public bounds C_j > 0 on |x_j|, one per feature (no cost); None: chosen privately
+        /// by the exponential mechanism (step 1).
         bounds: Option<Vec<f64>>,
     },
     /// Means and scales the user states as public (no cost).
@@ -75,12 +80,16 @@ pub enum StdSource {
 pub struct PrivateStandardization {
     /// "private" (DP estimate), "private, public bounds" or "public" (user-stated).
     pub method: String,
+    /// Released per-feature means, mean_j = C_j m_y (step 3), in the features' units.
     pub mean: Vec<f64>,
+    /// Released per-feature scales, scale_j = C_j s_y >= [`MIN_SCALE`] C_j (step 3), which
+    /// standardization divides by.
     pub scale: Vec<f64>,
     /// Clipping bounds C_j used (empty for public scales).
     pub bounds: Vec<f64>,
-    /// (epsilon, delta) spent; 0 for public scales.
+    /// epsilon spent by the release; 0 for public scales.
     pub epsilon: f64,
+    /// delta spent by the release; 0 for public scales.
     pub delta: f64,
     /// zCDP parameter of the whole release (bounds + sums).
     pub rho: f64,
