@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::loss::{ClipStats, Loss, PerSampleBound, Scratch, mean_value, norm2};
+use crate::linalg::norm2;
+use crate::loss::{ClipStats, Loss, PerSampleBound, Scratch, mean_value};
 use crate::rng::{Purpose, SimRng, stream};
 
 pub use noise::{Calibrator, NoiseSpec, ResolvedNoise, theorem_3_4_sigma};
@@ -246,7 +247,7 @@ impl DpSgd {
             if t == t_hat {
                 w_hat = w.clone();
             }
-            crate::loss::axpy(1.0 / steps as f64, &w, &mut w_avg);
+            crate::linalg::axpy(1.0 / steps as f64, &w, &mut w_avg);
             stepper.step(loss, data, t, &mut w);
         }
         observe(steps, &w);
@@ -545,7 +546,7 @@ impl RunSummary {
             f_w_priv: mean_value(loss, &out.w_priv, data),
             f_w_last: mean_value(loss, &out.w_last, data),
             f_w_avg: mean_value(loss, &out.w_avg, data),
-            grad_norm_sq_w_priv: crate::loss::dot(&g, &g),
+            grad_norm_sq_w_priv: crate::linalg::dot(&g, &g),
             wall_time_s,
         }
     }
