@@ -10,7 +10,8 @@ use crate::data::Dataset;
 use crate::dpsgd::{AccountantKind, Calibrator, DpSgd, DpSgdConfig, NoiseSpec, RunOutput};
 use crate::error::{Error, Result, fmt_num};
 use crate::limits;
-use crate::loss::{Loss, LossSpec, dot, mean_grad, mean_value};
+use crate::linalg::dot;
+use crate::loss::{Loss, LossSpec, mean_grad, mean_value};
 use crate::privacy;
 use crate::rng::{Purpose, stream};
 

@@ -171,21 +171,16 @@ fn x_y<'py>(py: Python<'py>, data: &Dataset) -> PyResult<(Bound<'py, PyAny>, Bou
     Ok((x, y))
 }
 
-/// A loss by family name (huber gets c = 1 as in the CLI) or as a dict with the TOML's keys.
+/// A loss by family name (parsed as the CLI parses `--loss`, so the defaults agree) or as a dict
+/// with the TOML's keys.
 fn loss_spec(loss: &Bound<'_, PyAny>) -> PyResult<LossSpec> {
-    let table = if loss.is_instance_of::<PyDict>() {
-        to_toml(loss)?.expect("a dict")
-    } else {
+    if !loss.is_instance_of::<PyDict>() {
         let name: String = loss
             .extract()
             .map_err(|_| value_error("loss must be a family name or a dict"))?;
-        let mut t = toml::Table::new();
-        t.insert("family".into(), toml::Value::String(name.clone()));
-        if name == "huber" {
-            t.insert("c".into(), toml::Value::Float(1.0));
-        }
-        toml::Value::Table(t)
-    };
+        return name.parse::<LossSpec>().map_err(err);
+    }
+    let table = to_toml(loss)?.expect("a dict");
     #[derive(Deserialize)]
     struct Wrap {
         loss: LossSpec,

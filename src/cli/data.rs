@@ -132,26 +132,11 @@ fn read_generator(path: &Path) -> Result<(GeneratorSpec, Option<u64>)> {
     Ok((spec, seed))
 }
 
-/// A loss given by family name (defaults: huber c = 1) or as an inline TOML table.
+/// A loss given by family name or as an inline TOML table ([`LossSpec`]'s `FromStr`, shared
+/// with the Python module).
 fn parse_loss(s: &str) -> Result<LossSpec> {
-    let table = if s.trim_start().starts_with('{') {
-        s.to_string()
-    } else if s == "huber" {
-        "{ family = \"huber\", c = 1.0 }".to_string()
-    } else {
-        format!("{{ family = \"{s}\" }}")
-    };
-    #[derive(serde::Deserialize)]
-    struct Wrap {
-        loss: LossSpec,
-    }
-    let w: Wrap = toml::from_str(&format!("loss = {table}")).with_context(|| {
-        format!(
-            "--loss '{s}' is not a loss: use logistic, huber, sharp, appendix_l, robust, or an \
-             inline table such as '{{ family = \"tanh_net\", hidden = 16, radius = 1.0 }}'"
-        )
-    })?;
-    Ok(w.loss)
+    s.parse::<LossSpec>()
+        .map_err(|e| anyhow::anyhow!("--loss {e}"))
 }
 
 #[derive(Debug, Serialize)]

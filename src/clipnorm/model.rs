@@ -3,7 +3,8 @@
 use crate::data::Dataset;
 use crate::dpsgd::Init;
 use crate::error::Result;
-use crate::loss::{Loss, SoftmaxLoss, TanhNet, dot};
+use crate::linalg::dot;
+use crate::loss::{Loss, SoftmaxLoss, TanhNet};
 
 use super::config::ModelSpec;
 

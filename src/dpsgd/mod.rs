@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::loss::{ClipStats, Loss, PerSampleBound, Scratch, norm2};
+use crate::linalg::norm2;
+use crate::loss::{ClipStats, Loss, PerSampleBound, Scratch};
 use crate::rng::{Purpose, SimRng, stream};
 
 pub use noise::{AccountantKind, Calibrator, NoiseSpec, ResolvedNoise, theorem_3_4_sigma};
@@ -329,7 +330,7 @@ impl DpSgd {
             if t == t_hat {
                 w_hat = w.clone();
             }
-            crate::loss::axpy(1.0 / steps as f64, &w, &mut w_avg);
+            crate::linalg::axpy(1.0 / steps as f64, &w, &mut w_avg);
             step(&mut stepper, t, &mut w);
         }
         if observe(steps, &w).is_break() {

@@ -20,7 +20,8 @@ use crate::config::{DataSpec, exact_lipschitz_k_norm};
 use crate::data::Dataset;
 use crate::dpsgd::{DpSgd, Init, Projection, StepSchedule};
 use crate::error::{Error, Result};
-use crate::loss::{Loss, LossSpec, mean_grad, mean_value, norm2, per_sample_lipschitz};
+use crate::linalg::norm2;
+use crate::loss::{Loss, LossSpec, mean_grad, mean_value, per_sample_lipschitz};
 use crate::rng::{Purpose, derive_seed, stream};
 use crate::stats::quantile;
 use crate::theory::bounds;
@@ -672,7 +673,7 @@ fn risk_at(
 ) -> f64 {
     if grad_risk {
         mean_grad(loss, w, data, g);
-        crate::loss::dot(g, g)
+        crate::linalg::dot(g, g)
     } else {
         mean_value(loss, w, data) - f_star
     }

@@ -9,7 +9,8 @@
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg;
-use crate::loss::{Loss, LossSpec, dot, mean_grad, mean_value, norm2};
+use crate::linalg::{dot, norm2};
+use crate::loss::{Loss, LossSpec, mean_grad, mean_value};
 use crate::lower_bound::empirical_optimum;
 use crate::theory::geometric_median;
 

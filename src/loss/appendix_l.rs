@@ -3,13 +3,11 @@
 //!
 //! A subgradient is -x + 2 ||x|| w/||w|| 1{||w|| > 1}, of norm at most 3 ||x|| (Eq. 100).
 
-use super::check_dim;
-use super::{
-    ClipStats, LipschitzForm, Loss, Scratch, accumulate, axpy, by_dim, clip_factor, dot, fixed,
-    norm2,
-};
+use super::kernel::{accumulate, by_dim, check_dim, dim_view, materialized_bounded_sum};
+use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch, clip_factor};
 use crate::dataset::Dataset;
 use crate::error::Result;
+use crate::linalg::{axpy, dot, norm2};
 
 /// Eq. (97) on w in R^d; labels are ignored.
 #[derive(Debug, Clone)]
@@ -58,16 +56,20 @@ impl Loss for AppendixLLoss {
         Some(lipschitz_form())
     }
     /// With u = w/||w|| and s_i = 2||x_i|| 1{||w|| > 1}: ||grad_i||^2 = ||x_i||^2 - 2 s_i <x_i, u>
-    /// + s_i^2, so only dot products are needed; the u part is summed as a scalar.
-    fn clipped_grad_sum(
+    /// + s_i^2, so only dot products are needed; the u part is summed as a scalar. Clipping only;
+    /// the normalization of automatic clipping materializes per-sample gradients.
+    fn bounded_grad_sum(
         &self,
         w: &[f64],
         data: &Dataset,
         batch: &[usize],
-        tau: f64,
+        bound: PerSampleBound,
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
+        let PerSampleBound::Clip(tau) = bound else {
+            return materialized_bounded_sum(self, w, data, batch, bound, out, scratch);
+        };
         match scratch.rows.of(data) {
             Some(r) => {
                 let nx2 = |i: usize| (!r.zero[i]).then(|| r.sq[i]);
@@ -100,20 +102,17 @@ fn appendix_l_sum<const D: usize>(
     out: &mut [f64],
     nx2: &impl Fn(usize) -> Option<f64>,
 ) -> ClipStats {
-    let w = fixed::<D>(w);
+    let w = dim_view::<D>(w);
     accumulate::<D, _>(out, |out| {
         let nw = norm2(w);
         let outside = nw > 1.0;
-        let mut stats = ClipStats {
-            clipped: 0,
-            count: batch.len(),
-        };
+        let mut stats = ClipStats::new(batch.len());
         let mut total = 0.0;
         for &i in batch {
             let Some(nx2) = nx2(i) else {
                 continue;
             };
-            let x = fixed::<D>(data.row(i));
+            let x = dim_view::<D>(data.row(i));
             let (s, xu) = if outside {
                 (2.0 * nx2.sqrt(), dot(x, w) / nw)
             } else {
@@ -121,9 +120,7 @@ fn appendix_l_sum<const D: usize>(
             };
             let norm = (nx2 - 2.0 * s * xu + s * s).max(0.0).sqrt();
             let c = clip_factor(norm, tau);
-            if c < 1.0 {
-                stats.clipped += 1;
-            }
+            stats.record(c);
             axpy(-c, x, out);
             total += c * s;
         }
@@ -138,11 +135,11 @@ fn appendix_l_sum<const D: usize>(
 /// arithmetic as [`Loss::value`], term by term.
 #[inline]
 fn appendix_l_sum_values<const D: usize>(w: &[f64], data: &Dataset) -> f64 {
-    let w = fixed::<D>(w);
+    let w = dim_view::<D>(w);
     let excess = (norm2(w) - 1.0).max(0.0);
     (0..data.n)
         .map(|i| {
-            let x = fixed::<D>(data.row(i));
+            let x = dim_view::<D>(data.row(i));
             -dot(w, x) + 2.0 * norm2(x) * excess
         })
         .sum::<f64>()

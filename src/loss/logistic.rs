@@ -1,13 +1,13 @@
 //! Multinomial logistic regression (softmax cross-entropy) with a 1 appended to x for the bias.
 //! Appendix D: ||grad l|| = sqrt(sum_{j != y} p_j^2 + (1 - p_y)^2) ||x~|| <= sqrt(2) ||x~||.
 
-use super::{
-    ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch, buf, check_dim, dot, gather_with_bias,
-};
+use super::kernel::{check_dim, gather_with_bias, sized};
+use super::softmax::{check_class_labels, softmax_in_place, softmax_residual_in_place};
+use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch};
 use super::{softmax_onepass, softmax_small};
 use crate::dataset::Dataset;
-use crate::error::{Error, Result};
-use crate::linalg::{Mat, gemm};
+use crate::error::Result;
+use crate::linalg::{Mat, dot, gemm};
 
 /// Softmax cross-entropy, Eq. (7), with parameters W in R^{m x (d+1)} stored row-major:
 /// w_j = W[j, ..] is class j's weight vector, its last entry the bias.
@@ -90,32 +90,6 @@ impl SoftmaxLoss {
     }
 }
 
-/// In place: z <- softmax(z); returns log-sum-exp of the input (stable).
-#[inline]
-pub(crate) fn softmax_in_place(z: &mut [f64]) -> f64 {
-    let mx = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    let mut s = 0.0;
-    for v in z.iter_mut() {
-        // exp(0) = 1 exactly: the largest logit needs no call to exp
-        *v = if *v == mx { 1.0 } else { (*v - mx).exp() };
-        s += *v;
-    }
-    let inv = 1.0 / s;
-    z.iter_mut().for_each(|v| *v *= inv);
-    mx + s.ln()
-}
-
-pub(crate) fn check_class_labels(data: &Dataset, m: usize) -> Result<()> {
-    for (i, &y) in data.y.iter().enumerate() {
-        if !(y >= 0.0 && y.fract() == 0.0 && (y as usize) < m) {
-            return Err(Error::data(format!(
-                "label of sample {i} is {y}, but class labels must be integers in 0..{m}"
-            )));
-        }
-    }
-    Ok(())
-}
-
 impl SoftmaxLoss {
     /// The matrix-product path: gather X~ for the batch, Z = X~ W^T, E = softmax(Z) - onehot,
     /// per-sample clip factors from ||e_i|| ||x~_i||, then (C E)^T X~.
@@ -130,23 +104,19 @@ impl SoftmaxLoss {
     ) -> ClipStats {
         let (d, m, bsz) = (self.d, self.m, batch.len());
         let dd = d + 1;
-        let xb = buf(&mut scratch.a, bsz * dd);
-        let xsq = buf(&mut scratch.c, bsz);
+        let xb = sized(&mut scratch.batch_rows, bsz * dd);
+        let xsq = sized(&mut scratch.row_sq, bsz);
         gather_with_bias(data, batch, xb, Some(&mut *xsq));
-        let e = buf(&mut scratch.b, bsz * m);
+        let e = sized(&mut scratch.residuals, bsz * m);
         // Z = X~ W^T (B x m)
         gemm(1.0, Mat::rm(xb, bsz, dd), Mat::rm_t(w, m, dd), 0.0, e, m);
-        let mut stats = ClipStats {
-            clipped: 0,
-            count: bsz,
-        };
+        let mut stats = ClipStats::new(bsz);
         for (r, &i) in batch.iter().enumerate() {
             let er = &mut e[r * m..(r + 1) * m];
-            softmax_in_place(er);
-            er[data.y[i] as usize] -= 1.0;
+            softmax_residual_in_place(er, data.y[i] as usize);
             let norm = (dot(er, er) * xsq[r]).sqrt();
             let c = bound.factor(norm);
-            stats.clipped += usize::from(c < 1.0);
+            stats.record(c);
             if c != 1.0 {
                 er.iter_mut().for_each(|v| *v *= c);
             }
@@ -200,8 +170,7 @@ impl Loss for SoftmaxLoss {
         let dd = self.d + 1;
         let mut z = vec![0.0; self.m];
         self.logits(w, x, &mut z);
-        softmax_in_place(&mut z);
-        z[y as usize] -= 1.0;
+        softmax_residual_in_place(&mut z, y as usize);
         for j in 0..self.m {
             let row = &mut out[j * dd..(j + 1) * dd];
             for (r, xk) in row.iter_mut().zip(x) {
@@ -215,22 +184,10 @@ impl Loss for SoftmaxLoss {
         Some(lipschitz_form())
     }
 
-    /// Ghost clipping: ||grad_i|| = ||e_i|| ||x~_i|| with e_i = p_i - e_{y_i} (Eq. 8), so
+    /// Ghost norms: ||grad_i|| = ||e_i|| ||x~_i|| with e_i = p_i - e_{y_i} (Eq. 8), so
     /// sum_i c_i e_i x~_i^T = (C E)^T X~ is one matrix product; no per-sample gradient is formed.
-    fn clipped_grad_sum(
-        &self,
-        w: &[f64],
-        data: &Dataset,
-        batch: &[usize],
-        tau: f64,
-        out: &mut [f64],
-        scratch: &mut Scratch,
-    ) -> ClipStats {
-        self.bounded_grad_sum(w, data, batch, PerSampleBound::Clip(tau), out, scratch)
-    }
-
-    /// The same ghost-norm paths for any per-sample bound (automatic clipping's normalization
-    /// as well as clipping).
+    /// The same paths serve clipping and automatic clipping's normalization (the one-pass kernel
+    /// clips only).
     fn bounded_grad_sum(
         &self,
         w: &[f64],
@@ -251,20 +208,19 @@ impl Loss for SoftmaxLoss {
         }
         // The one-pass kernel clips at tau; automatic clipping's normalization takes the GEMM path.
         let clip_tau = match bound {
-            PerSampleBound::Clip(t) => Some(t),
+            PerSampleBound::Clip(t) if self.use_onepass() => Some(t),
             _ => None,
         };
-        let onepass = clip_tau.is_some() && self.use_onepass();
-        let tau = clip_tau.unwrap_or(0.0);
+        let onepass = clip_tau.is_some();
         let split = dd * m >= PAR_MIN_PARAMS && bsz >= 2;
         if !onepass && !split {
             return self.clipped_sum_gemm(w, data, batch, bound, out, scratch);
         }
         let mp = softmax_onepass::padded(m);
         // W^T once per step, shared by both halves (taken out of the scratch while in use).
-        let mut wt_buf = std::mem::take(&mut scratch.e);
+        let mut wt_buf = std::mem::take(&mut scratch.weights_t);
         let wt: &[f64] = if onepass {
-            let wt = buf(&mut wt_buf, dd * mp);
+            let wt = sized(&mut wt_buf, dd * mp);
             softmax_onepass::transpose_padded(w, m, dd, wt);
             wt
         } else {
@@ -273,7 +229,7 @@ impl Loss for SoftmaxLoss {
         // One half (or all) of the batch into `o`: gemm writes m x (d + 1), one-pass (d + 1) x mp.
         let part = |rows: &[usize], o: &mut [f64], s: &mut Scratch| {
             if onepass {
-                softmax_onepass::clipped_sum(wt, m, data, rows, tau, o)
+                softmax_onepass::clipped_sum(wt, m, data, rows, clip_tau.unwrap_or(0.0), o)
             } else {
                 self.clipped_sum_gemm(w, data, rows, bound, o, s)
             }
@@ -281,11 +237,11 @@ impl Loss for SoftmaxLoss {
         let p = out.len();
         let len = if onepass { dd * mp } else { p };
         if !split {
-            let mut gt = std::mem::take(&mut scratch.f);
-            let st = part(batch, buf(&mut gt, len), scratch);
+            let mut gt = std::mem::take(&mut scratch.partial_out);
+            let st = part(batch, sized(&mut gt, len), scratch);
             softmax_onepass::untranspose(&gt, None, m, dd, out);
-            scratch.f = gt;
-            scratch.e = wt_buf;
+            scratch.partial_out = gt;
+            scratch.weights_t = wt_buf;
             return st;
         }
         // Two fixed halves of the batch on two tasks, summed in a fixed order: the split depends
@@ -299,29 +255,30 @@ impl Loss for SoftmaxLoss {
         let (s0, s1) = (&mut p0[0], &mut p1[0]);
         let (st0, st1) = rayon::join(
             || {
-                let mut o = std::mem::take(&mut s0.f);
-                let st = part(left, buf(&mut o, len), s0);
-                s0.f = o;
+                let mut o = std::mem::take(&mut s0.partial_out);
+                let st = part(left, sized(&mut o, len), s0);
+                s0.partial_out = o;
                 st
             },
             || {
-                let mut o = std::mem::take(&mut s1.f);
-                let st = part(right, buf(&mut o, len), s1);
-                s1.f = o;
+                let mut o = std::mem::take(&mut s1.partial_out);
+                let st = part(right, sized(&mut o, len), s1);
+                s1.partial_out = o;
                 st
             },
         );
         if onepass {
-            softmax_onepass::untranspose(&s0.f, Some(&s1.f), m, dd, out);
+            softmax_onepass::untranspose(&s0.partial_out, Some(&s1.partial_out), m, dd, out);
         } else {
-            for ((o, a), b) in out.iter_mut().zip(&s0.f[..p]).zip(&s1.f[..p]) {
+            for ((o, a), b) in out
+                .iter_mut()
+                .zip(&s0.partial_out[..p])
+                .zip(&s1.partial_out[..p])
+            {
                 *o = a + b;
             }
         }
-        scratch.e = wt_buf;
-        ClipStats {
-            clipped: st0.clipped + st1.clipped,
-            count: st0.count + st1.count,
-        }
+        scratch.weights_t = wt_buf;
+        st0.merged(st1)
     }
 }

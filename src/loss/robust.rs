@@ -5,28 +5,21 @@
 //! r = sqrt(2), so G(x, y) = ||x|| / sqrt(2); phi''(r) = (1 - r^2/2) / (1 + r^2/2)^2 lies in
 //! [-1/8, 1], so f_i is ||x_i||^2-smooth.
 
-use super::check_dim;
-use super::glm::linear_clipped_sum;
-use super::{ClipStats, LipschitzForm, Loss, Scratch, dot};
-use crate::dataset::Dataset;
-use crate::error::Result;
+use super::LipschitzForm;
+use super::glm::{Glm, Link};
+
+/// The Cauchy-type link phi(r) = log(1 + r^2 / 2).
+#[derive(Debug, Clone)]
+pub struct Cauchy;
 
 /// Cauchy-type robust regression loss on w in R^d.
-#[derive(Debug, Clone)]
-pub struct RobustLoss {
-    d: usize,
-}
+pub type RobustLoss = Glm<Cauchy>;
 
 impl RobustLoss {
     /// d features.
     pub fn new(d: usize) -> Self {
-        RobustLoss { d }
+        Glm { d, link: Cauchy }
     }
-}
-
-#[inline]
-fn dphi(r: f64) -> f64 {
-    r / (1.0 + 0.5 * r * r)
 }
 
 /// G(x, y) = ||x|| / sqrt(2).
@@ -37,42 +30,16 @@ pub fn lipschitz_form() -> LipschitzForm {
     }
 }
 
-impl Loss for RobustLoss {
-    fn name(&self) -> &'static str {
-        "robust"
-    }
-    fn param_dim(&self) -> usize {
-        self.d
-    }
-    fn check_data(&self, data: &Dataset) -> Result<()> {
-        check_dim(self.d, data)
-    }
-    fn value(&self, w: &[f64], x: &[f64], y: f64) -> f64 {
-        let r = dot(w, x) - y;
+impl Link for Cauchy {
+    const NAME: &'static str = "robust";
+    fn phi(&self, r: f64) -> f64 {
         (0.5 * r * r).ln_1p()
     }
-    fn grad(&self, w: &[f64], x: &[f64], y: f64, out: &mut [f64]) {
-        let s = dphi(dot(w, x) - y);
-        for (o, xk) in out.iter_mut().zip(x) {
-            *o = s * xk;
-        }
+    #[inline]
+    fn dphi(&self, r: f64) -> f64 {
+        r / (1.0 + 0.5 * r * r)
     }
-    fn lipschitz_form(&self) -> Option<LipschitzForm> {
-        Some(lipschitz_form())
-    }
-    /// L(x, y) = ||x||^2 (max |phi''| = 1 at r = 0).
-    fn smoothness(&self, x: &[f64], _y: f64) -> Option<f64> {
-        Some(dot(x, x))
-    }
-    fn clipped_grad_sum(
-        &self,
-        w: &[f64],
-        data: &Dataset,
-        batch: &[usize],
-        tau: f64,
-        out: &mut [f64],
-        scratch: &mut Scratch,
-    ) -> ClipStats {
-        linear_clipped_sum(w, data, batch, tau, out, &scratch.rows, |z, y| dphi(z - y))
+    fn lipschitz_form(&self) -> LipschitzForm {
+        lipschitz_form()
     }
 }

@@ -4,12 +4,12 @@
 //! has norm a_i (or 0 at w = w_i*), so G_i = a_i, and the mean f is sharp far from its minimizer
 //! (Assumption 6.4; Appendix E shows f(w) - f(w*) >= ||w - w*|| / 4 beyond D for unit weights).
 
-use super::check_dim;
-use super::{
-    ClipStats, LipschitzForm, Loss, Scratch, accumulate, axpy, by_dim, clip_factor, fixed,
-};
+use super::clip::scaled_weight;
+use super::kernel::{accumulate, by_dim, check_dim, dim_view, materialized_bounded_sum};
+use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch};
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
+use crate::linalg::axpy;
 
 /// The weighted sharp loss on w in R^d.
 #[derive(Debug, Clone)]
@@ -31,13 +31,6 @@ fn dist(w: &[f64], c: &[f64]) -> f64 {
         .map(|(a, b)| (a - b) * (a - b))
         .sum::<f64>()
         .sqrt()
-}
-
-/// (c a, c < 1) for the clip factor c = clip_factor(a, tau) of a sample with weight a = G_i.
-#[inline]
-pub(crate) fn scaled_weight(a: f64, tau: f64) -> (f64, bool) {
-    let c = clip_factor(a, tau);
-    (c * a, c < 1.0)
 }
 
 /// G(x, a) = a: the gradient a (w - w*) / ||w - w*|| has norm a everywhere but at w*.
@@ -78,15 +71,19 @@ impl Loss for SharpLoss {
         Some(lipschitz_form())
     }
     /// The gradient norm is a_i without computing the gradient; the direction needs ||w - w_i*||.
-    fn clipped_grad_sum(
+    /// Clipping only; the normalization of automatic clipping materializes per-sample gradients.
+    fn bounded_grad_sum(
         &self,
         w: &[f64],
         data: &Dataset,
         batch: &[usize],
-        tau: f64,
+        bound: PerSampleBound,
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
+        let PerSampleBound::Clip(tau) = bound else {
+            return materialized_bounded_sum(self, w, data, batch, bound, out, scratch);
+        };
         match scratch.label_clip.at(&scratch.rows, data, tau) {
             Some(table) => by_dim!(data.d, sharp_sum(w, data, batch, out, |i| table[i])),
             None => {
@@ -108,21 +105,18 @@ fn sharp_sum<const D: usize>(
     out: &mut [f64],
     scaled: impl Fn(usize) -> (f64, bool),
 ) -> ClipStats {
-    let w = fixed::<D>(w);
+    let w = dim_view::<D>(w);
     accumulate::<D, _>(out, |out| {
-        let mut stats = ClipStats {
-            clipped: 0,
-            count: batch.len(),
-        };
+        let mut stats = ClipStats::new(batch.len());
         let mut total = 0.0;
         for &i in batch {
-            let c_i = fixed::<D>(data.row(i));
+            let c_i = dim_view::<D>(data.row(i));
             let r = dist(w, c_i);
             if r == 0.0 {
                 continue;
             }
             let (ca, clipped) = scaled(i);
-            stats.clipped += usize::from(clipped);
+            stats.record_binding(clipped);
             // accumulate -(c a / r) w*_i; the w part is summed as a scalar
             let s = ca / r;
             axpy(-s, c_i, out);

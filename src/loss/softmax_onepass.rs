@@ -16,9 +16,10 @@
 // The lane loops index several fixed-width arrays in step; iterators would hide that.
 #![allow(clippy::needless_range_loop)]
 
-use super::logistic::softmax_in_place;
-use super::{ClipStats, clip_factor, dot};
+use super::softmax::softmax_residual_in_place;
+use super::{ClipStats, clip_factor};
 use crate::dataset::Dataset;
+use crate::linalg::dot;
 
 /// The largest number of classes the kernel handles (4 vectors of 4 lanes).
 pub(crate) const MAX_CLASSES: usize = 16;
@@ -31,7 +32,7 @@ pub(crate) fn padded(m: usize) -> usize {
 
 /// True when this machine can run the kernel (x86-64 with AVX2 and FMA, detected at run time).
 pub(crate) fn available() -> bool {
-    super::x86_has_avx2(true)
+    super::kernel::x86_has_avx2(true)
 }
 
 /// wt (row-major (d + 1) x mp) = W^T of the row-major m x (d + 1) matrix `w`, padded with zeros.
@@ -97,12 +98,11 @@ pub(crate) fn clipped_sum(
 #[inline]
 fn clip_row(z: &mut [f64], m: usize, y: usize, xx: f64, tau: f64, stats: &mut ClipStats) -> f64 {
     let zm = &mut z[..m];
-    softmax_in_place(zm);
-    zm[y] -= 1.0;
+    softmax_residual_in_place(zm, y);
     let ee = dot(zm, zm);
     // Eq. (8): ||grad f_i|| = ||e_i|| ||x~_i||, ||x~_i||^2 = ||x_i||^2 + 1.
     let c = clip_factor((ee * (xx + 1.0)).sqrt(), tau);
-    stats.clipped += usize::from(c < 1.0);
+    stats.record(c);
     zm.iter_mut().for_each(|v| *v *= c);
     z[m..].fill(0.0);
     c
@@ -125,10 +125,7 @@ mod avx {
         tau: f64,
         gt: &mut [f64],
     ) -> ClipStats {
-        let mut stats = ClipStats {
-            clipped: 0,
-            count: batch.len(),
-        };
+        let mut stats = ClipStats::new(batch.len());
         let mut blocks = batch.chunks_exact(R);
         for blk in blocks.by_ref() {
             // SAFETY: the caller's target features hold here too.

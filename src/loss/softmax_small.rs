@@ -17,8 +17,9 @@
 // The lane loops index several fixed-width arrays in step; iterators would hide that.
 #![allow(clippy::needless_range_loop)]
 
-use super::logistic::softmax_in_place;
-use super::{ClipStats, PerSampleBound, Scratch, buf, clip_factor};
+use super::kernel::sized;
+use super::softmax::softmax_in_place;
+use super::{ClipStats, PerSampleBound, Scratch, clip_factor};
 use crate::dataset::Dataset;
 
 /// Samples per block (4 independent chains hide one sample's latencies; 2 and 8 measured
@@ -51,18 +52,15 @@ fn clipped_sum_with<const M: usize>(
 ) -> ClipStats {
     let dd = data.d + 1;
     // wt[k*M + j] = W[j, k]
-    let wt = buf(&mut scratch.a, dd * M);
+    let wt = sized(&mut scratch.weights_t, dd * M);
     for j in 0..M {
         for k in 0..dd {
             wt[k * M + j] = w[j * dd + k];
         }
     }
-    let gt = buf(&mut scratch.b, dd * M);
+    let gt = sized(&mut scratch.partial_out, dd * M);
     gt.fill(0.0);
-    let mut stats = ClipStats {
-        clipped: 0,
-        count: batch.len(),
-    };
+    let mut stats = ClipStats::new(batch.len());
     let whole = batch.len() / BLOCK * BLOCK;
     let (blocks, rest) = batch.split_at(whole);
     if vector {
@@ -107,7 +105,7 @@ pub fn bench_clipped_sum2(
 
 /// True when the m = 2 vector block can run (x86-64 with AVX2, detected at run time).
 fn avx2() -> bool {
-    super::x86_has_avx2(false)
+    super::kernel::x86_has_avx2(false)
 }
 
 /// R samples `blk`: gt ((d + 1) x M, transposed, bias row last) += sum_r c_r e_r x~_r^T from the
@@ -221,7 +219,7 @@ fn factors<const R: usize>(
         _ => std::array::from_fn(|r| bound.factor(norm[r])),
     };
     for cr in c {
-        stats.clipped += usize::from(cr < 1.0);
+        stats.record(cr);
     }
     c
 }

@@ -7,13 +7,12 @@
 //! Both blocks are rank one, so ||grad||^2 = ||e||^2 ||a~||^2 + ||delta||^2 ||x~||^2 is computed
 //! layer by layer without forming any per-sample gradient.
 
-use super::logistic::{check_class_labels, softmax_in_place};
-use super::{
-    ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch, buf, check_dim, dot, gather_with_bias,
-};
+use super::kernel::{check_dim, gather_with_bias, sized};
+use super::softmax::{check_class_labels, softmax_in_place, softmax_residual_in_place};
+use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch};
 use crate::dataset::Dataset;
 use crate::error::{Error, Result, check_positive};
-use crate::linalg::{Mat, gemm};
+use crate::linalg::{Mat, dot, gemm};
 
 /// The network for d features, h hidden units and m classes.
 #[derive(Debug, Clone)]
@@ -115,17 +114,6 @@ impl Loss for TanhNet {
     fn lipschitz_form(&self) -> Option<LipschitzForm> {
         self.radius.map(|r| lipschitz_form(self.h, r))
     }
-    fn clipped_grad_sum(
-        &self,
-        w: &[f64],
-        data: &Dataset,
-        batch: &[usize],
-        tau: f64,
-        out: &mut [f64],
-        scratch: &mut Scratch,
-    ) -> ClipStats {
-        self.bounded_grad_sum(w, data, batch, PerSampleBound::Clip(tau), out, scratch)
-    }
     /// Layer-wise ghost norms for any per-sample bound (clipping or automatic clipping).
     fn bounded_grad_sum(
         &self,
@@ -139,10 +127,10 @@ impl Loss for TanhNet {
         let (d, h, m, bsz) = (self.d, self.h, self.m, batch.len());
         let (dd, hh) = (d + 1, h + 1);
         let (w1, w2) = self.split(w);
-        let xb = buf(&mut scratch.a, bsz * dd);
+        let xb = sized(&mut scratch.batch_rows, bsz * dd);
         gather_with_bias(data, batch, xb, None);
         // A~ = [tanh(X~ W1^T), 1]  (B x (h+1))
-        let ab = buf(&mut scratch.b, bsz * hh);
+        let ab = sized(&mut scratch.hidden, bsz * hh);
         gemm(1.0, Mat::rm(xb, bsz, dd), Mat::rm_t(w1, h, dd), 0.0, ab, hh);
         for r in 0..bsz {
             let row = &mut ab[r * hh..(r + 1) * hh];
@@ -150,15 +138,14 @@ impl Loss for TanhNet {
             row[h] = 1.0;
         }
         // E = softmax(A~ W2^T) - onehot  (B x m)
-        let e = buf(&mut scratch.c, bsz * m);
+        let e = sized(&mut scratch.residuals, bsz * m);
         gemm(1.0, Mat::rm(ab, bsz, hh), Mat::rm_t(w2, m, hh), 0.0, e, m);
         for (r, &i) in batch.iter().enumerate() {
             let er = &mut e[r * m..(r + 1) * m];
-            softmax_in_place(er);
-            er[data.y[i] as usize] -= 1.0;
+            softmax_residual_in_place(er, data.y[i] as usize);
         }
         // Delta = (E W2[:, :h]) * (1 - A^2)  (B x h)
-        let delta = buf(&mut scratch.e, bsz * h);
+        let delta = sized(&mut scratch.hidden_residuals, bsz * h);
         gemm(
             1.0,
             Mat::rm(e, bsz, m),
@@ -167,10 +154,7 @@ impl Loss for TanhNet {
             delta,
             h,
         );
-        let mut stats = ClipStats {
-            clipped: 0,
-            count: bsz,
-        };
+        let mut stats = ClipStats::new(bsz);
         for r in 0..bsz {
             let arow = &ab[r * hh..(r + 1) * hh];
             let drow = &mut delta[r * h..(r + 1) * h];
@@ -181,7 +165,7 @@ impl Loss for TanhNet {
             let erow = &mut e[r * m..(r + 1) * m];
             let norm2 = dot(erow, erow) * dot(arow, arow) + dot(drow, drow) * dot(xrow, xrow);
             let c = bound.factor(norm2.sqrt());
-            stats.clipped += usize::from(c < 1.0);
+            stats.record(c);
             if c != 1.0 {
                 erow.iter_mut().for_each(|v| *v *= c);
                 drow.iter_mut().for_each(|v| *v *= c);

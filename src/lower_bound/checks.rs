@@ -11,7 +11,8 @@ use statrs::distribution::{Binomial, DiscreteCDF};
 use super::instance::QvInstance;
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::loss::{AppendixLLoss, Loss, mean_value, norm2};
+use crate::linalg::norm2;
+use crate::loss::{AppendixLLoss, Loss, mean_value};
 use crate::rng::SimRng;
 
 /// (E_{x ~ Q_v} ||grad l(w, x)||^k)^(1/k) at a fixed w, exactly (two-point law; the x = 0 atom

@@ -16,7 +16,7 @@ use super::packing::PackingSet;
 use crate::dataset::Dataset;
 use crate::dpsgd::Projection;
 use crate::error::{Error, Result, check_open, check_positive};
-use crate::loss::{axpy, dot, norm2};
+use crate::linalg::{axpy, dot, norm2};
 use crate::rng::SimRng;
 
 /// The `appendix_l` data source: n draws from Q_v, v = codeword `codeword` of the packing set

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
 use crate::error::{Error, Result, check_positive};
-use crate::loss::{Loss, LossSpec, norm2, per_sample_lipschitz};
+use crate::linalg::norm2;
+use crate::loss::{Loss, LossSpec, per_sample_lipschitz};
 use crate::rng::{Purpose, stream};
 
 /// The ratio of Definition 5.3 at one point, from its gaps h_i = f_i(w) - f_i^* >= 0:

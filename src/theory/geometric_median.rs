@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::loss::norm2;
+use crate::linalg::norm2;
 
 /// Result of [`geometric_median`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

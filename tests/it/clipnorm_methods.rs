@@ -15,7 +15,8 @@ use dpsgd_lab::clipnorm::{
 };
 use dpsgd_lab::config::from_toml_str;
 use dpsgd_lab::data::Dataset;
-use dpsgd_lab::loss::{Loss, PerSampleBound, Scratch, SoftmaxLoss, TanhNet, axpy, norm2};
+use dpsgd_lab::linalg::{axpy, norm2};
+use dpsgd_lab::loss::{Loss, PerSampleBound, Scratch, SoftmaxLoss, TanhNet};
 use dpsgd_lab::privacy::AccountantKind;
 use dpsgd_lab::rng::{Purpose, stream};
 use rand_distr::{Distribution, StandardNormal};

@@ -7,7 +7,8 @@ use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::{
     DpSgd, DpSgdConfig, NoiseSpec, OutputRule, Projection, RunEnd, StepSchedule, theorem_3_4_sigma,
 };
-use dpsgd_lab::loss::{AppendixLLoss, Loss, SoftmaxLoss, norm2};
+use dpsgd_lab::linalg::norm2;
+use dpsgd_lab::loss::{AppendixLLoss, Loss, SoftmaxLoss};
 use dpsgd_lab::rng::{Purpose, stream};
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;

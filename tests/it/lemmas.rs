@@ -12,9 +12,9 @@
 
 use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::theorem_3_4_sigma;
+use dpsgd_lab::linalg::{dot, norm2};
 use dpsgd_lab::loss::{
-    AppendixLLoss, Loss, Scratch, SharpLoss, SoftmaxLoss, clip_factor, dot, mean_grad, mean_value,
-    norm2,
+    AppendixLLoss, Loss, Scratch, SharpLoss, SoftmaxLoss, clip_factor, mean_grad, mean_value,
 };
 use dpsgd_lab::theory::alpha_finite;
 use dpsgd_lab::theory::geometric_median::{geometric_median, median_objective};

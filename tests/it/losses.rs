@@ -3,9 +3,10 @@
 //! clipping fast path against the per-sample definition clip(z, tau) = z min(1, tau/||z||), Eq. (2).
 
 use dpsgd_lab::data::Dataset;
+use dpsgd_lab::linalg::{axpy, norm2};
 use dpsgd_lab::loss::{
-    AppendixLLoss, HuberLoss, Loss, RobustLoss, Scratch, SharpLoss, SoftmaxLoss, TanhNet, axpy,
-    clip_factor, norm2,
+    AppendixLLoss, HuberLoss, Loss, RobustLoss, Scratch, SharpLoss, SoftmaxLoss, TanhNet,
+    clip_factor,
 };
 use dpsgd_lab::rng::{Purpose, SimRng, stream};
 use rand::RngExt;

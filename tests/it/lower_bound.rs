@@ -10,7 +10,8 @@
 use dpsgd_lab::config::DataSpec;
 use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::Projection;
-use dpsgd_lab::loss::{AppendixLLoss, dot, mean_value, norm2};
+use dpsgd_lab::linalg::{dot, norm2};
+use dpsgd_lab::loss::{AppendixLLoss, mean_value};
 use dpsgd_lab::lower_bound::checks::{
     empirical_lipschitz_moment, eq100_gradient_moment, eq100_lipschitz_moment, eq107_event,
     eq107_frequency, far_point, far_point_check,

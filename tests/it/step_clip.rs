@@ -5,7 +5,8 @@ use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::{
     DpSgd, DpSgdConfig, NoiseSpec, OutputRule, Projection, StepSchedule, Stepper,
 };
-use dpsgd_lab::loss::{HuberLoss, Loss, Scratch, SoftmaxKernel, SoftmaxLoss, norm2};
+use dpsgd_lab::linalg::norm2;
+use dpsgd_lab::loss::{HuberLoss, Loss, Scratch, SoftmaxKernel, SoftmaxLoss};
 use dpsgd_lab::rng::{Purpose, stream};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
