@@ -55,9 +55,10 @@ impl Loss for AppendixLLoss {
     fn lipschitz_form(&self) -> Option<LipschitzForm> {
         Some(lipschitz_form())
     }
-    /// With u = w/||w|| and s_i = 2||x_i|| 1{||w|| > 1}: ||grad_i||^2 = ||x_i||^2 - 2 s_i <x_i, u>
-    /// + s_i^2, so only dot products are needed; the u part is summed as a scalar. Clipping only;
-    /// the normalization of automatic clipping materializes per-sample gradients.
+    /// With u = w/||w|| and s_i = 2||x_i|| 1{||w|| > 1}:
+    /// ||grad_i||^2 = ||x_i||^2 - 2 s_i <x_i, u> + s_i^2, so only dot products are needed; the u
+    /// part is summed as a scalar. Clipping only; the normalization of automatic clipping
+    /// materializes per-sample gradients.
     fn bounded_grad_sum(
         &self,
         w: &[f64],
