@@ -13,6 +13,8 @@ use dpsgd_lab::privacy::{AccountantKind, calibrate_noise};
 use dpsgd_lab::rng::{Purpose, stream};
 use rand_distr::{Distribution, StandardNormal};
 
+use crate::common::{assert_one_line_error, cli};
+
 fn config(q: f64, steps: usize, epsilon: f64, trials: usize, seed: u64) -> AuditConfig {
     let delta = 1e-5;
     AuditConfig {
@@ -104,26 +106,20 @@ fn audit_is_thread_count_independent() {
 
 #[test]
 fn audit_cli_json_last_line_and_errors() {
-    let bin = env!("CARGO_BIN_EXE_dpsgd-lab");
-    let out = std::process::Command::new(bin)
-        .args([
-            "audit",
-            "--q",
-            "1",
-            "--steps",
-            "2",
-            "--epsilon",
-            "2",
-            "--trials",
-            "200",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let last = stdout.lines().last().unwrap();
-    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    let out = cli([
+        "audit",
+        "--q",
+        "1",
+        "--steps",
+        "2",
+        "--epsilon",
+        "2",
+        "--trials",
+        "200",
+        "--json",
+    ]);
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
     assert!(v["every_iterate"]["epsilon_lb_gdp"].as_f64().is_some());
     assert!(v.get("fault").is_none(), "the CLI never runs a fault");
     for bad in [
@@ -172,13 +168,7 @@ fn audit_cli_json_last_line_and_errors() {
             "1",
         ],
     ] {
-        let out = std::process::Command::new(bin).args(&bad).output().unwrap();
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(2), "{bad:?}");
-        assert!(
-            err.starts_with("error:") && err.trim().lines().count() == 1,
-            "{err}"
-        );
+        assert_one_line_error(&cli(&bad), "");
     }
 }
 

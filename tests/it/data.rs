@@ -14,6 +14,8 @@ use dpsgd_lab::loss::{Loss, LossSpec, lipschitz_constants};
 use dpsgd_lab::rng::{Purpose, stream};
 use dpsgd_lab::stats::quantile_sorted;
 
+use crate::common::{self, assert_one_line_error, cli};
+
 /// The summary `data describe` prints: the G_i of `loss` on `data`, summarized.
 fn summarize(loss: &dyn Loss, data: &Dataset, k: f64) -> dpsgd_lab::Result<LipschitzSummary> {
     LipschitzSummary::from_values(loss.name(), data, &lipschitz_constants(loss, data)?, k)
@@ -505,10 +507,9 @@ fn percentiles_interpolate_linearly() {
 
 // ---- CSV ---------------------------------------------------------------------------------
 
+/// Writes `body` to `name` in a fresh folder of its own (tests run in parallel).
 fn temp_csv(name: &str, body: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("dpsgd-lab-data-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let path = common::tmpdir(&format!("data-{name}")).join(name);
     std::fs::write(&path, body).unwrap();
     path.display().to_string()
 }
@@ -681,14 +682,6 @@ fn shipped_datasets_have_the_documented_shapes() {
 
 // ---- CLI ---------------------------------------------------------------------------------
 
-fn cli(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_dpsgd-lab"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn cli_data_describe_prints_percentiles_and_json() {
     let out = cli(&[
@@ -701,12 +694,8 @@ fn cli_data_describe_prints_percentiles_and_json() {
         "--loss",
         "logistic",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.success(), "{out:?}");
+    let text = &out.stdout;
     for needle in [
         "n = 178, d = 13, classes = 3",
         "0th percentile",
@@ -725,13 +714,8 @@ fn cli_data_describe_prints_percentiles_and_json() {
         "2",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let json: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert!(out.success(), "{out:?}");
+    let json = out.last_json();
     assert_eq!(json["summary"]["n"], 5000);
     assert_eq!(json["summary"]["percentiles"].as_array().unwrap().len(), 6);
     // The spec's promise: (E G^2)^(1/2) = sqrt(2 (1 + 1)) = 2 for the logistic loss.
@@ -749,10 +733,7 @@ fn cli_data_errors_are_one_line_with_exit_code_2() {
         "--label",
         "class",
     ]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("no label column named 'class'"), "{err}");
+    assert_one_line_error(&out, "no label column named 'class'");
 }
 
 #[test]
@@ -768,11 +749,7 @@ fn cli_data_generate_writes_a_loadable_csv() {
         "--out",
         &path,
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.success(), "{out:?}");
     let data = CsvSpec::new(&path, "target").load().unwrap();
     assert_eq!((data.n, data.d), (5000, 20));
     assert_eq!(data.num_classes(), Some(3));
