@@ -227,17 +227,36 @@ fn no_law_produces_inf_or_nan() {
         radial(LawSpec::LogNormal { sigma: 8.0 }, 2.0, 1.0),
         radial(LawSpec::Weibull { shape: 0.1 }, 1.0, 1.0),
     ];
+    // `sample` redraws a non-finite value, so it can only hang, never fail: count the draws it
+    // would reject instead (zero expected; `Radial::new` bounds every sampler but the Student-t
+    // norm's, whose rejection probability is below 1e-300).
     let mut rng = stream(7, 0, Purpose::Data);
     for law in &extreme {
+        let mut rejected = 0;
         for _ in 0..50_000 {
-            let r = law.sample(&mut rng);
-            assert!(r.is_finite() && r >= 0.0, "{}: drew {r}", law.describe());
-        }
-        for p in [0.05, law.k()] {
-            if let Some(m) = law.moment(p) {
-                assert!(m.is_finite());
+            match law.try_sample(&mut rng) {
+                Some(r) => assert!(r >= 0.0, "{}: drew {r}", law.describe()),
+                None => rejected += 1,
             }
         }
+        assert_eq!(rejected, 0, "{}: non-finite draws", law.describe());
+        // Moments below the tail index are finite (`moment` would hide a non-finite value as
+        // None), and the k-th moment is the one the scale was set by: (E r^k)^(1/k) = g, to
+        // 1e-9 relative (one exp and one ln of a value of size |ln g| <= 70 in between).
+        for p in [0.05, law.k()] {
+            let ln_m = law.ln_moment(p);
+            assert!(
+                ln_m.is_some_and(f64::is_finite),
+                "{}: ln E r^{p} = {ln_m:?}",
+                law.describe()
+            );
+        }
+        let g = law.moment(law.k()).map(|m| m.powf(1.0 / law.k()));
+        assert!(
+            g.is_some_and(|g| (g / law.g() - 1.0).abs() < 1e-9),
+            "{}: (E r^k)^(1/k) = {g:?}",
+            law.describe()
+        );
     }
     // Overflow is an error, not an inf: alpha = 0.05 makes U^(-1/alpha) reach 2^(53/0.05) =
     // exp(734.7), times the scale exp(-22.3) that sets (E r^0.01)^100 = 1: exp(712) > f64::MAX.
