@@ -219,3 +219,35 @@ iterates = 4
 [[series]]
 k = 2.0
 "#;
+
+/// The helper's own guarantees: a child that writes far more than a pipe buffer (64 KiB) to both
+/// streams before exiting completes (a helper that read the pipes only after the exit would
+/// deadlock here), and the contract check rejects each way of breaking the contract.
+#[test]
+fn capture_drains_both_streams_and_the_contract_check_can_fail() {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("head -c 1000000 /dev/zero | tr '\\0' o; head -c 1000000 /dev/zero | tr '\\0' e >&2; exit 2");
+    let out = capture(cmd);
+    assert_eq!(out.code, Some(2));
+    assert_eq!((out.stdout.len(), out.stderr.len()), (1_000_000, 1_000_000));
+    let mk = |code, stderr: &str| CliOutput {
+        code: Some(code),
+        stdout: String::new(),
+        stderr: stderr.to_string(),
+    };
+    assert!(one_line_error(&mk(2, "error: bad x\n"), "bad x").is_ok());
+    for (code, stderr, needle) in [
+        (1, "error: bad x\n", "bad x"),
+        (2, "error: bad x\nmore\n", "bad x"),
+        (2, "warning: bad x\n", "bad x"),
+        (2, "error: bad x\n", "bad y"),
+        (2, "error: thread 'main' panicked at bad x\n", "bad x"),
+        (2, "", ""),
+    ] {
+        assert!(
+            one_line_error(&mk(code, stderr), needle).is_err(),
+            "{code} {stderr:?}"
+        );
+    }
+}
