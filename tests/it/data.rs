@@ -703,7 +703,7 @@ fn shipped_datasets_have_the_documented_shapes() {
 
 #[test]
 fn cli_data_describe_prints_percentiles_and_json() {
-    let out = cli(&[
+    let out = cli([
         "data",
         "describe",
         "--csv",
@@ -724,7 +724,7 @@ fn cli_data_describe_prints_percentiles_and_json() {
         assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
     }
 
-    let out = cli(&[
+    let out = cli([
         "data",
         "describe",
         "--generator",
@@ -744,7 +744,7 @@ fn cli_data_describe_prints_percentiles_and_json() {
 
 #[test]
 fn cli_data_errors_are_one_line_with_exit_code_2() {
-    let out = cli(&[
+    let out = cli([
         "data",
         "describe",
         "--csv",
@@ -758,7 +758,7 @@ fn cli_data_errors_are_one_line_with_exit_code_2() {
 #[test]
 fn cli_data_generate_writes_a_loadable_csv() {
     let path = temp_csv("generated.csv", "");
-    let out = cli(&[
+    let out = cli([
         "data",
         "generate",
         "--generator",
