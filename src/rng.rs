@@ -1,8 +1,11 @@
 //! Reproducible randomness: every stream is derived from (base seed, replicate, purpose).
 //!
 //! The generator is PCG64 (`rand_pcg::Pcg64`, XSL-RR 128/64), a named portable PRNG: the same
-//! seed gives the same stream on every machine and every version of this crate's dependencies.
-//! Streams are never derived from thread identity, so results do not depend on scheduling.
+//! seed gives the same stream on every machine (rand_pcg promises value stability; drawn values
+//! are pinned by `tests/it/data.rs::seeded_draws_are_pinned`). Streams are never derived from
+//! thread identity, so results do not depend on scheduling. The streams are portable; results are
+//! bit-identical across machines only where the arithmetic is too (README "Reproducibility":
+//! runtime-selected FMA/AVX kernels make some losses machine-dependent in the last bits).
 
 use rand::SeedableRng;
 

@@ -1,12 +1,18 @@
 //! "No allocation in the step loop": a counting global allocator sees no allocation of ours over
 //! hundreds of DP-SGD steps of every loss family, once the stepper is built.
 //!
-//! The only allocations in the loop are inside `matrixmultiply::dgemm`, which allocates one
-//! packing buffer per call: the softmax loss with m > 4 classes makes 2 matrix products per step
-//! and the tanh network 5 (the softmax one-pass kernel none). The test asserts exactly that
-//! count, so any allocation of our own (a Vec in the step, a growing buffer) makes it fail. Allocations are counted per thread (the
-//! harness's own threads allocate at any time); the models here are small enough that the step
-//! runs on the calling thread (the two-thread split starts at m (d + 1) >= 4096).
+//! The only allocations allowed in the loop are inside `matrixmultiply::dgemm`, which allocates
+//! its packing buffer per call (one allocation per call in 0.3.11): the softmax loss with m > 4
+//! classes makes 2 matrix products per step and the tanh network 5 (the softmax one-pass kernel
+//! none). The test does not pin that dependency's internals: a loss without matrix products must
+//! make no allocation at all; a loss with them at most one per product and step (a matrixmultiply
+//! that caches its buffers makes fewer, and passes), and the same number in the second half of
+//! the run as in the first (nothing grows). Today that bound is met with equality, so one
+//! allocation of our own per step (a Vec in the step) fails it; should matrixmultiply start
+//! caching, such an allocation could hide under the slack of a GEMM loss, but never in a loss
+//! without products, and never one that grows with the run. Allocations are counted per thread
+//! (the harness's own threads allocate at any time); the models here are small enough that the
+//! step runs on the calling thread (the two-thread split starts at m (d + 1) >= 4096).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -111,18 +117,25 @@ fn step_loop_does_not_allocate() {
             stream(1, 0, Purpose::Sampling),
             stream(1, 0, Purpose::Noise),
         );
-        let before = allocs();
-        for t in 0..300 {
-            stepper.step(loss.as_ref(), &data, t, &mut w);
+        let mut half = [0; 2];
+        for (h, count) in half.iter_mut().enumerate() {
+            let before = allocs();
+            for t in 150 * h..150 * (h + 1) {
+                stepper.step(loss.as_ref(), &data, t, &mut w);
+            }
+            *count = allocs() - before;
         }
-        let after = allocs();
-        assert_eq!(
-            after - before,
-            300 * gemms,
-            "{}: {} allocations in 300 steps, {gemms} GEMM calls per step",
-            loss.name(),
-            after - before
+        let total = half[0] + half[1];
+        let what = format!(
+            "{}: {half:?} allocations in steps 0..150, 150..300; {gemms} GEMM calls per step",
+            loss.name()
         );
+        if gemms == 0 {
+            assert_eq!(total, 0, "{what}");
+        } else {
+            assert!(total <= 300 * gemms, "{what}");
+        }
+        assert_eq!(half[0], half[1], "{what}");
         assert!(stepper.sampled > 0);
     }
 }

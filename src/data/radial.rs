@@ -440,6 +440,12 @@ impl Radial {
     pub fn sample_n(&self, n: usize, rng: &mut SimRng) -> Vec<f64> {
         (0..n).map(|_| self.sample(rng)).collect()
     }
+    /// One unchecked draw, scale times the base law's draw: `None` when it is not finite, the
+    /// case [`RadialLaw::sample`] rejects and redraws. Exposed so tests can count rejections
+    /// instead of looping on them.
+    pub fn try_sample(&self, rng: &mut SimRng) -> Option<f64> {
+        Some(self.scale * self.base.sample_raw(rng)).filter(|r| r.is_finite())
+    }
 }
 
 impl RadialLaw for Radial {
@@ -448,8 +454,7 @@ impl RadialLaw for Radial {
         // whose draw is infinite only when chi2_dof underflows to 0 (probability < 1e-300 for
         // any dof that passes k < dof with k > 0.5); the loop keeps the "never inf/NaN" promise.
         loop {
-            let r = self.scale * self.base.sample_raw(rng);
-            if r.is_finite() {
+            if let Some(r) = self.try_sample(rng) {
                 return r;
             }
         }

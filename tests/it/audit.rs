@@ -13,6 +13,8 @@ use dpsgd_lab::privacy::{AccountantKind, calibrate_noise};
 use dpsgd_lab::rng::{Purpose, stream};
 use rand_distr::{Distribution, StandardNormal};
 
+use crate::common::{assert_one_line_error, cli};
+
 fn config(q: f64, steps: usize, epsilon: f64, trials: usize, seed: u64) -> AuditConfig {
     let delta = 1e-5;
     AuditConfig {
@@ -104,81 +106,31 @@ fn audit_is_thread_count_independent() {
 
 #[test]
 fn audit_cli_json_last_line_and_errors() {
-    let bin = env!("CARGO_BIN_EXE_dpsgd-lab");
-    let out = std::process::Command::new(bin)
-        .args([
-            "audit",
-            "--q",
-            "1",
-            "--steps",
-            "2",
-            "--epsilon",
-            "2",
-            "--trials",
-            "200",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let last = stdout.lines().last().unwrap();
-    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    let args = |line: &str| line.split(' ').map(str::to_string).collect::<Vec<_>>();
+    let out = cli(args(
+        "audit --q 1 --steps 2 --epsilon 2 --trials 200 --json",
+    ));
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
     assert!(v["every_iterate"]["epsilon_lb_gdp"].as_f64().is_some());
     assert!(v.get("fault").is_none(), "the CLI never runs a fault");
     for bad in [
-        vec!["audit", "--q", "1.5", "--steps", "2", "--epsilon", "2"],
+        "audit --q 1.5 --steps 2 --epsilon 2",
         // A claim of 0 (q so small nothing is spent): the ratios would be NaN.
-        vec!["audit", "--q", "1e-300", "--steps", "10", "--z", "1"],
+        "audit --q 1e-300 --steps 10 --z 1",
         // z^2 overflows (claim 0), or underflows to 0 (the statistic divides by it).
-        vec!["audit", "--q", "1", "--steps", "10", "--z", "1e300"],
-        vec!["audit", "--q", "1", "--steps", "10", "--z", "1e-300"],
+        "audit --q 1 --steps 10 --z 1e300",
+        "audit --q 1 --steps 10 --z 1e-300",
         // A claim no noise worth the name meets: the calibration hits its floor (z = 1e-6).
-        vec!["audit", "--q", "1", "--steps", "100", "--epsilon", "1e300"],
+        "audit --q 1 --steps 100 --epsilon 1e300",
         // Work far above the limit (7.2e14 coordinates), refused up front instead of running.
-        vec!["audit", "--q", "1", "--steps", "100000000000", "--z", "1"],
+        "audit --q 1 --steps 100000000000 --z 1",
         // Memory for the scores (6.4e15 bytes).
-        vec![
-            "audit",
-            "--q",
-            "1",
-            "--steps",
-            "10",
-            "--z",
-            "1",
-            "--trials",
-            "50000000000000",
-        ],
-        vec![
-            "audit",
-            "--q",
-            "1",
-            "--steps",
-            "2",
-            "--epsilon",
-            "2",
-            "--trials",
-            "3",
-        ],
-        vec![
-            "audit",
-            "--q",
-            "1",
-            "--steps",
-            "2",
-            "--epsilon",
-            "2",
-            "--confidence",
-            "1",
-        ],
+        "audit --q 1 --steps 10 --z 1 --trials 50000000000000",
+        "audit --q 1 --steps 2 --epsilon 2 --trials 3",
+        "audit --q 1 --steps 2 --epsilon 2 --confidence 1",
     ] {
-        let out = std::process::Command::new(bin).args(&bad).output().unwrap();
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(2), "{bad:?}");
-        assert!(
-            err.starts_with("error:") && err.trim().lines().count() == 1,
-            "{err}"
-        );
+        assert_one_line_error(&cli(args(bad)), "");
     }
 }
 

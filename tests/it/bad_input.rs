@@ -1,24 +1,11 @@
 //! Issue 13: every bad input is refused up front. One row per input: the command must exit with
-//! code 2 within the time limit, print exactly one line on stderr, starting `error:` and naming
+//! code 2, print exactly one line on stderr, starting `error:` and naming
 //! the offending key or value, and never panic. Each child runs under `ulimit -v` (4 GB), so a
 //! missing memory estimate shows up as an abort here, not as a swapping machine.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-use crate::common;
-
-const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-/// No bad input may take longer than this to be refused.
-const LIMIT: Duration = Duration::from_secs(60);
-
-fn tmpdir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dpsgd-lab-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::common::{self, ROOT, cli, cli_capped, one_line_error};
 
 /// The shipped example config with `from` replaced by `to` (which must occur).
 fn example(dir: &Path, name: &str, from: &str, to: &str) -> String {
@@ -63,38 +50,6 @@ fn csv_config(dir: &Path, name: &str, csv: &str) -> (String, String) {
     )
     .unwrap();
     (data.display().to_string(), cfg.display().to_string())
-}
-
-/// Runs the binary under a 4 GB address-space limit; returns (exit code, stderr).
-fn run(args: &[String]) -> (Option<i32>, String) {
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg("ulimit -v 4000000; exec \"$0\" \"$@\"")
-        .arg(BIN)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read;
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            return (status.code(), err);
-        }
-        if start.elapsed() > LIMIT {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            return (None, format!("still running after {LIMIT:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn s(v: &[&str]) -> Vec<String> {
@@ -509,22 +464,12 @@ fn rows(dir: &Path) -> Vec<(&'static str, Vec<String>, &'static str)> {
 
 #[test]
 fn every_bad_input_gets_one_error_line_and_exit_code_2() {
-    let dir = tmpdir();
+    let dir = common::tmpdir("bad-input");
     let mut failures = Vec::new();
     let rows = rows(&dir);
     for (name, args, needle) in &rows {
-        let (code, err) = run(args);
-        let lines: Vec<&str> = err.lines().collect();
-        let ok = code == Some(2)
-            && lines.len() == 1
-            && lines[0].starts_with("error: ")
-            && lines[0].contains(needle)
-            && !err.contains("panicked")
-            && !err.contains("RUST_BACKTRACE");
-        if !ok {
-            failures.push(format!(
-                "{name}: exit {code:?}, stderr {err:?} (wants {needle:?})"
-            ));
+        if let Err(e) = one_line_error(&cli_capped(args), needle) {
+            failures.push(format!("{name}: {e}"));
         }
     }
     // merge after a shard file of N = 1e12 (written by hand: `run` refuses such N): refused
@@ -534,42 +479,36 @@ fn every_bad_input_gets_one_error_line_and_exit_code_2() {
     std::fs::write(shard_dir.join("shard-1-of-1000000000000.jsonl"), "").unwrap();
     let huber = format!("{ROOT}/simulations/thm62_j1_huber.toml");
     let args = s(&["merge", &huber, "--out", &shard_dir.display().to_string()]);
-    let (code, err) = run(&args);
-    if !(code == Some(2) && err.lines().count() == 1 && err.contains("shard of 1000000000000")) {
-        failures.push(format!(
-            "merge after --shard 1/1e12: exit {code:?}, stderr {err:?}"
-        ));
+    if let Err(e) = one_line_error(&cli_capped(&args), "shard of 1000000000000") {
+        failures.push(format!("merge after --shard 1/1e12: {e}"));
     }
     // A recommendation that succeeds prints no NaN, no wrapped T and no zero noise, and its
     // --json line is valid JSON.
-    let out = Command::new(BIN)
-        .args(s(&[
-            "clipnorm",
-            "recommend",
-            "--csv",
-            &format!("{ROOT}/data/wine.csv"),
-            "--label",
-            "target",
-            "--epsilon",
-            "2",
-            "--json",
-        ]))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let out = cli([
+        "clipnorm",
+        "recommend",
+        "--csv",
+        &format!("{ROOT}/data/wine.csv"),
+        "--label",
+        "target",
+        "--epsilon",
+        "2",
+        "--json",
+    ]);
+    let text = &out.stdout;
     let last = text.lines().last().unwrap_or("");
     match serde_json::from_str::<serde_json::Value>(last) {
         Ok(v) => {
             let z = v["noise_multiplier"].as_f64().unwrap_or(f64::NAN);
             let t = v["steps"].as_u64().unwrap_or(u64::MAX);
-            if !(out.status.success() && z.is_finite() && z > 0.1 && t < 1_000_000) {
+            if !(out.success() && z.is_finite() && z > 0.1 && t < 1_000_000) {
                 failures.push(format!("recommend on wine.csv: z = {z}, T = {t}: {text}"));
             }
         }
         Err(e) => failures.push(format!("recommend --json is not JSON ({e}): {last}")),
     }
     // The I/O message appears once, not twice.
-    let (_, err) = run(&s(&["train", "--config", "/nonexistent/x.toml"]));
+    let err = cli_capped(["train", "--config", "/nonexistent/x.toml"]).stderr;
     if err.matches("os error 2").count() != 1 {
         failures.push(format!("I/O error printed twice: {err:?}"));
     }
@@ -585,11 +524,7 @@ fn every_bad_input_gets_one_error_line_and_exit_code_2() {
 
 #[test]
 fn privacy_zcdp_help_describes_its_options() {
-    let out = Command::new(BIN)
-        .args(["privacy", "zcdp", "--help"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = cli(["privacy", "zcdp", "--help"]).stdout;
     for opt in ["--epsilon", "--delta", "--json"] {
         let line = text
             .lines()
@@ -605,16 +540,9 @@ fn privacy_zcdp_help_describes_its_options() {
 
 #[test]
 fn the_example_explains_the_theorem34_gap_with_the_nu_that_closes_it() {
-    let out = Command::new(BIN)
-        .args([
-            "train",
-            "--config",
-            &format!("{ROOT}/simulations/example.toml"),
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
+    let out = cli(["train", "--config", "simulations/example.toml"]);
+    assert!(out.success(), "{out:?}");
+    let text = &out.stdout;
     assert!(
         text.contains("Thm 3.4 with nu = 1 promises epsilon = 2")
             && text.contains("makes them agree"),

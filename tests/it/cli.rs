@@ -2,14 +2,11 @@
 //! input gives one clear error line naming the bad value and exit code 2, never a panic.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
+use crate::common::{CliOutput, assert_one_line_error, cli};
 
 fn tmpdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dpsgd-lab-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::common::tmpdir(&format!("cli-{name}"))
 }
 
 /// A small CSV with a header, features f0, f1 and a 0/1 label.
@@ -51,43 +48,29 @@ fn config(dir: &Path, csv: &Path, rest: &str) -> PathBuf {
     path
 }
 
-/// Runs `train --config` and returns (exit code, stdout, stderr).
-fn train(cfg: &Path) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .args(["train", "--config", cfg.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+/// Runs `train --config CFG --json`.
+fn train(cfg: &Path) -> CliOutput {
+    cli(["train", "--config", cfg.to_str().unwrap(), "--json"])
 }
 
 fn expect_error(name: &str, rest: &str, csv_body: Option<&str>, needles: &[&str]) {
     let dir = tmpdir(name);
     let csv = write_csv(&dir, csv_body);
     let cfg = config(&dir, &csv, rest);
-    let (code, _, err) = train(&cfg);
-    assert_eq!(code, 2, "{name}: exit code {code}, stderr: {err}");
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "{name}: one line expected, got: {err}"
-    );
-    assert!(err.starts_with("error: "), "{name}: {err}");
-    assert!(!err.contains("panicked"), "{name}: {err}");
+    let out = train(&cfg);
     for n in needles {
-        assert!(err.contains(n), "{name}: '{n}' missing from: {err}");
+        if let Err(e) = crate::common::one_line_error(&out, n) {
+            panic!("{name}: {e}");
+        }
     }
 }
 
 #[test]
 fn example_config_prints_a_json_summary() {
-    let (code, out, err) = train(&PathBuf::from("simulations/example.toml"));
-    assert_eq!(code, 0, "{err}");
-    let last = out.trim_end().lines().last().unwrap();
-    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    let out = train(&PathBuf::from("simulations/example.toml"));
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
+    let last = out.stdout.trim_end().lines().last().unwrap();
     for key in [
         "f_w_priv",
         "f_w_last",
@@ -106,9 +89,9 @@ fn example_config_prints_a_json_summary() {
 fn a_valid_csv_run_succeeds() {
     let dir = tmpdir("ok");
     let csv = write_csv(&dir, None);
-    let (code, out, err) = train(&config(&dir, &csv, DPSGD_OK));
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("\"steps\":20"));
+    let out = train(&config(&dir, &csv, DPSGD_OK));
+    assert!(out.success(), "{out:?}");
+    assert!(out.stdout.contains("\"steps\":20"));
 }
 
 #[test]
@@ -127,7 +110,7 @@ fn delta_outside_unit_interval() {
         "delta",
         &DPSGD_OK.replace("delta = 1e-5", "delta = 1.0"),
         None,
-        &["delta", "(0, 1)", "1"],
+        &["delta must lie in (0, 1), but is 1"],
     );
 }
 
@@ -137,7 +120,7 @@ fn tau_not_positive() {
         "tau",
         &DPSGD_OK.replace("clip_norm = 1.0", "clip_norm = 0.0"),
         None,
-        &["clip_norm tau", "0"],
+        &["clip_norm tau must be positive and finite, but is 0"],
     );
 }
 
@@ -228,16 +211,8 @@ fn labels_outside_the_classes() {
 
 #[test]
 fn missing_config_file() {
-    let out = Command::new(BIN)
-        .args(["train", "--config", "/nonexistent/run.toml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("/nonexistent/run.toml") && err.trim_end().lines().count() == 1,
-        "{err}"
-    );
+    let out = cli(["train", "--config", "/nonexistent/run.toml"]);
+    assert_one_line_error(&out, "/nonexistent/run.toml");
 }
 
 /// Noise calibrated to a target (epsilon, delta) by the RDP accountant: the run reports the
@@ -251,10 +226,9 @@ fn target_epsilon_run_reports_privacy_spent() {
         "noise = { kind = \"theorem34\", nu = 1.0, epsilon = 2.0, delta = 1e-5 }",
         "noise = { kind = \"target\", epsilon = 1.5, delta = 1e-5, accountant = \"rdp\" }",
     );
-    let (code, out, err) = train(&config(&dir, &csv, &rest));
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value =
-        serde_json::from_str(out.trim_end().lines().last().unwrap()).unwrap();
+    let out = train(&config(&dir, &csv, &rest));
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
     let p = &v["privacy"];
     let eps = p["epsilon_spent"].as_f64().unwrap();
     assert!(

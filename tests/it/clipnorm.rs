@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::common::{assert_one_line_error, cli};
+
 use dpsgd_lab::clipnorm::config::{BelowMode, ClipSpec};
 use dpsgd_lab::clipnorm::grid::tau_grid;
 use dpsgd_lab::clipnorm::table::recommend;
@@ -49,11 +51,7 @@ fn tiny(quick: bool) -> Study {
 }
 
 fn tmpdir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("dpsgd-lab-clipnorm-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::common::tmpdir(&format!("clipnorm-{name}"))
 }
 
 fn opts(out: PathBuf, resume: bool, figure: bool) -> RunOptions {
@@ -373,24 +371,25 @@ fn invalid_configs_name_the_bad_value() {
 
 #[test]
 fn cli_json_last_line_and_one_line_errors() {
-    let bin = env!("CARGO_BIN_EXE_dpsgd-lab");
     let dir = tmpdir("cli");
     let cfg = dir.join("tiny.toml");
     std::fs::write(&cfg, TINY).unwrap();
-    let out = std::process::Command::new(bin)
-        .args(["clipnorm", "--config"])
-        .arg(&cfg)
-        .args(["--quick", "--no-figure", "--json", "--out"])
-        .arg(dir.join("out"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (cfg_s, out_s) = (
+        cfg.display().to_string(),
+        dir.join("out").display().to_string(),
     );
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let out = cli([
+        "clipnorm",
+        "--config",
+        &cfg_s,
+        "--quick",
+        "--no-figure",
+        "--json",
+        "--out",
+        &out_s,
+    ]);
+    assert!(out.success(), "{out:?}");
+    let last = out.last_json();
     assert_eq!(last["recommendations"].as_array().unwrap().len(), 2);
     assert!(last["executed"].as_u64().unwrap() > 0);
     // A bad value: exit code 2 and one error line naming it.
@@ -399,16 +398,7 @@ fn cli_json_last_line_and_one_line_errors() {
         TINY.replace("test_fraction = 0.25", "test_fraction = 1.5"),
     )
     .unwrap();
-    let out = std::process::Command::new(bin)
-        .args(["clipnorm", "--config"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("test_fraction") && err.contains("1.5"),
-        "{err}"
-    );
+    let out = cli(["clipnorm", "--config", &cfg_s]);
+    assert_one_line_error(&out, "test_fraction");
+    assert_one_line_error(&out, "1.5");
 }

@@ -55,13 +55,7 @@ fn tiny() -> Study {
 }
 
 fn tmpdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "dpsgd-lab-clipnorm-methods-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::common::tmpdir(&format!("clipnorm-methods-{name}"))
 }
 
 fn run(threads: usize, figure: bool) -> (StudyOutcome, PathBuf) {

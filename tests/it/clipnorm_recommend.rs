@@ -3,8 +3,7 @@
 //! (RNMM's share plus DP-SGD's by the accountant), is reproducible by seed, and refuses bad
 //! input with one `error:` line and exit code 2 (table-driven, as tests/bad_input.rs).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use dpsgd_lab::clipnorm::recommend::logistic_lipschitz;
 use dpsgd_lab::data::Dataset;
@@ -16,32 +15,11 @@ use dpsgd_lab::privacy::standardize::epsilon_of_rho;
 use dpsgd_lab::privacy::{RnmmConfig, private_min_lipschitz};
 use dpsgd_lab::rng::{Purpose, stream};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use crate::common::{self, CliOutput, ROOT, assert_one_line_error, cli, one_line_error};
 
-fn tmpdir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dpsgd-lab-recommend-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Runs `clipnorm recommend ARGS` from the repository root: (exit code, stdout, stderr).
-fn recommend(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(BIN)
-        .current_dir(ROOT)
-        .args(["clipnorm", "recommend"])
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn last_json(stdout: &str) -> serde_json::Value {
-    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+/// Runs `clipnorm recommend ARGS` from the repository root.
+fn recommend(args: &[&str]) -> CliOutput {
+    cli(["clipnorm", "recommend"].iter().chain(args))
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -58,7 +36,7 @@ fn shipped_csvs_get_a_recommendation_that_spends_exactly_epsilon() {
         ("data/digits.csv", 6.0),
     ] {
         let e = eps.to_string();
-        let (code, out, err) = recommend(&[
+        let out = recommend(&[
             "--csv",
             csv,
             "--label",
@@ -68,9 +46,13 @@ fn shipped_csvs_get_a_recommendation_that_spends_exactly_epsilon() {
             "--standardize",
             "--json",
         ]);
-        assert_eq!(code, Some(0), "{csv}: {err}");
-        assert!(out.contains("recommended clip norm: tau ="), "{out}");
-        let v = last_json(&out);
+        assert!(out.success(), "{csv}: {out:?}");
+        assert!(
+            out.stdout.contains("recommended clip norm: tau ="),
+            "{}",
+            out.stdout
+        );
+        let v = out.last_json();
         let tau = v["clip_norm"].as_f64().unwrap();
         let (lo, hi) = (
             v["candidates_lo"].as_f64().unwrap(),
@@ -114,15 +96,17 @@ fn shipped_csvs_get_a_recommendation_that_spends_exactly_epsilon() {
         assert!((v["total_epsilon"].as_f64().unwrap() - eps).abs() <= 1e-12 * eps);
         assert!((v["total_delta"].as_f64().unwrap() - 1e-5).abs() <= 1e-18);
         assert!(
-            out.contains("budget split (basic composition): standardization"),
-            "{out}"
+            out.stdout
+                .contains("budget split (basic composition): standardization"),
+            "{}",
+            out.stdout
         );
     }
 }
 
 #[test]
 fn a_csv_by_path_with_norms_share_steps_and_batch_is_reproducible() {
-    let dir = tmpdir();
+    let dir = common::tmpdir("recommend-norms");
     // 40 rows: two features, a label and a column of per-sample norms 1..40.
     let mut text = String::from("a,b,target,gnorm\n");
     for i in 0..40 {
@@ -152,9 +136,9 @@ fn a_csv_by_path_with_norms_share_steps_and_batch_is_reproducible() {
         "7",
         "--json",
     ];
-    let (code, out, err) = recommend(&base);
-    assert_eq!(code, Some(0), "{err}");
-    let v = last_json(&out);
+    let out = recommend(&base);
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
     assert_eq!(v["norms_source"], "column gnorm");
     assert!((v["rnmm_epsilon"].as_f64().unwrap() - 0.3).abs() < 1e-12);
     assert!((v["dpsgd_epsilon"].as_f64().unwrap() - 2.7).abs() < 1e-12);
@@ -163,20 +147,20 @@ fn a_csv_by_path_with_norms_share_steps_and_batch_is_reproducible() {
     let spent = AccountantKind::Rdp.epsilon(0.2, 50, z, 1e-5).unwrap();
     assert!(((0.3 + spent) / 3.0 - 1.0).abs() <= 1e-6);
     // Same seed, same answer; the same norms from a file give the same answer.
-    let (_, again, _) = recommend(&base);
-    assert_eq!(last_json(&again), v);
+    let again = recommend(&base);
+    assert_eq!(again.last_json(), v);
     let norms: String = (1..=40).map(|i| format!("{i}\n")).collect();
     let file = write(&dir, "norms.txt", &format!("norm\n{norms}"));
     let mut args: Vec<&str> = base.to_vec();
     let k = args.iter().position(|a| *a == "--norms-column").unwrap();
     args[k] = "--norms";
     args[k + 1] = &file;
-    let (code, out, err) = recommend(&args);
-    assert_eq!(code, Some(0), "{err}");
-    let w = last_json(&out);
+    let out = recommend(&args);
+    assert!(out.success(), "{out:?}");
+    let w = out.last_json();
     assert_eq!(w["clip_norm"], v["clip_norm"]);
     // With the norms 1..40, the minimum is 1: a generous budget selects near it.
-    let (_, out, _) = recommend(&[
+    let out = recommend(&[
         "--csv",
         &csv,
         "--label",
@@ -193,13 +177,13 @@ fn a_csv_by_path_with_norms_share_steps_and_batch_is_reproducible() {
         "100",
         "--json",
     ]);
-    let tau = last_json(&out)["clip_norm"].as_f64().unwrap();
+    let tau = out.last_json()["clip_norm"].as_f64().unwrap();
     assert!((1.0..2.0).contains(&tau), "{tau}");
 }
 
 #[test]
 fn bad_input_gets_one_error_line_and_exit_code_2() {
-    let dir = tmpdir();
+    let dir = common::tmpdir("recommend-rows");
     let csv = write(
         &dir,
         "ok.csv",
@@ -375,17 +359,8 @@ fn bad_input_gets_one_error_line_and_exit_code_2() {
     let mut failures = Vec::new();
     for (name, args, needle) in &rows {
         let a: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-        let (code, _, err) = recommend(&a);
-        let lines: Vec<&str> = err.lines().collect();
-        let ok = code == Some(2)
-            && lines.len() == 1
-            && lines[0].starts_with("error:")
-            && lines[0].contains(needle)
-            && !err.contains("panicked");
-        if !ok {
-            failures.push(format!(
-                "{name}: exit {code:?}, stderr {err:?} (wanted {needle:?})"
-            ));
+        if let Err(e) = one_line_error(&recommend(&a), needle) {
+            failures.push(format!("{name}: {e}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -444,7 +419,7 @@ fn max_log_ratio(g: &[f64], g2: &[f64], cfg: &RnmmConfig) -> f64 {
 fn exact_rnmm_probabilities_on_neighbouring_files_respect_the_printed_epsilon() {
     let run = |seed: u64| {
         let sd = seed.to_string();
-        let (code, out, err) = recommend(&[
+        let out = recommend(&[
             "--csv",
             "data/wine.csv",
             "--label",
@@ -456,8 +431,8 @@ fn exact_rnmm_probabilities_on_neighbouring_files_respect_the_printed_epsilon() 
             &sd,
             "--json",
         ]);
-        assert_eq!(code, Some(0), "{err}");
-        let v = last_json(&out);
+        assert!(out.success(), "{out:?}");
+        let v = out.last_json();
         let nums = |k: &str| -> Vec<f64> {
             v["standardization"][k]
                 .as_array()
@@ -537,7 +512,7 @@ fn exact_rnmm_probabilities_on_neighbouring_files_respect_the_printed_epsilon() 
 /// checked; --std-share moves the split.
 #[test]
 fn public_scales_cost_nothing_and_std_share_moves_the_split() {
-    let dir = tmpdir();
+    let dir = common::tmpdir("recommend-scales");
     let mut text = String::from("mean,scale\n");
     for _ in 0..13 {
         text.push_str("0,1\n");
@@ -553,22 +528,18 @@ fn public_scales_cost_nothing_and_std_share_moves_the_split() {
         "--standardize",
         "--json",
     ];
-    let (code, out, err) = recommend(&[&base[..], &["--public-scales", &f]].concat());
-    assert_eq!(code, Some(0), "{err}");
-    let v = last_json(&out);
+    let out = recommend(&[&base[..], &["--public-scales", &f]].concat());
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
     assert_eq!(v["standardization"]["epsilon"].as_f64(), Some(0.0));
     assert!((v["dpsgd_epsilon"].as_f64().unwrap() - 1.7).abs() < 1e-12);
-    let (code, out, err) = recommend(&[&base[..], &["--std-share", "0.25"]].concat());
-    assert_eq!(code, Some(0), "{err}");
-    let v = last_json(&out);
+    let out = recommend(&[&base[..], &["--std-share", "0.25"]].concat());
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
     assert!((v["standardization"]["epsilon"].as_f64().unwrap() - 0.5).abs() < 1e-12);
     assert!((v["dpsgd_epsilon"].as_f64().unwrap() - 1.2).abs() < 1e-12);
     assert!((v["total_epsilon"].as_f64().unwrap() - 2.0).abs() < 1e-12);
     let bad = write(&dir, "bad.csv", "0,1\n0,1\n");
-    let (code, _, err) = recommend(&[&base[..], &["--public-scales", &bad]].concat());
-    assert_eq!(code, Some(2), "{err}");
-    assert!(
-        err.starts_with("error:") && err.lines().count() == 1,
-        "{err}"
-    );
+    let out = recommend(&[&base[..], &["--public-scales", &bad]].concat());
+    assert_one_line_error(&out, "has 2 'mean,scale' lines but the data have d = 13");
 }

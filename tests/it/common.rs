@@ -1,4 +1,177 @@
-//! Fixtures shared by the integration tests.
+//! Fixtures shared by the integration tests: the one helper that runs the binary
+//! ([`cli`], [`cli_capped`]), the one statement of the CLI's error contract
+//! ([`assert_one_line_error`]), fresh temporary folders ([`tmpdir`]) and a tiny spec.
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
+/// The repository root; every child runs with it as its working directory.
+pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// A guard against a hung child, not a speed limit: a child still running after this long is
+/// killed and the run is reported as hung (exit code `None`). Nothing here asserts how long a
+/// run took; the bound only keeps a hang from stalling `cargo test` forever.
+const WATCHDOG: Duration = Duration::from_secs(900);
+
+/// What a run of the binary printed and how it ended.
+#[derive(Debug)]
+pub struct CliOutput {
+    /// The exit code; `None` if the child was killed by a signal (or by the watchdog).
+    pub code: Option<i32>,
+    /// Standard output, lossily decoded.
+    pub stdout: String,
+    /// Standard error, lossily decoded.
+    pub stderr: String,
+}
+
+impl CliOutput {
+    /// The last line of stdout parsed as JSON (the CLI's `--json` contract); panics with the
+    /// output if there is none.
+    pub fn last_json(&self) -> serde_json::Value {
+        let last = self.stdout.trim_end().lines().last().unwrap_or("");
+        serde_json::from_str(last)
+            .unwrap_or_else(|e| panic!("last line is not JSON ({e}): {self:?}"))
+    }
+
+    /// Exit code 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// Runs the binary with `args` from the repository root and captures both streams.
+pub fn cli<I, S>(args: I) -> CliOutput
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new(BIN);
+    cmd.args(args);
+    capture(cmd)
+}
+
+/// As [`cli`], under a 4 GB address-space limit (`ulimit -v`), so a missing memory estimate shows
+/// up as an abort instead of a swapping machine. `exec` keeps the binary the shell's own pid.
+pub fn cli_capped<I, S>(args: I) -> CliOutput
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("ulimit -v 4000000; exec \"$0\" \"$@\"")
+        .arg(BIN)
+        .args(args);
+    capture(cmd)
+}
+
+/// Spawns `cmd` and drains stdout and stderr on two threads while it runs, so a child that
+/// prints more than a pipe holds cannot block (the two streams reach end of file when the child
+/// exits). The [`WATCHDOG`] only kills; the child is never reaped before the kill, so the kill
+/// cannot reach a reused pid.
+fn capture(mut cmd: Command) -> CliOutput {
+    let mut child: Child = cmd
+        .current_dir(ROOT)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the binary");
+    let (tx, rx) = mpsc::channel();
+    let drain = |pipe: Option<Box<dyn Read + Send>>, which: usize| {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                p.read_to_end(&mut bytes).ok();
+            }
+            tx.send((which, bytes)).ok();
+        })
+    };
+    let t_out = drain(child.stdout.take().map(|p| Box::new(p) as _), 0);
+    let t_err = drain(child.stderr.take().map(|p| Box::new(p) as _), 1);
+    drop(tx);
+    let deadline = Instant::now() + WATCHDOG;
+    let mut streams = [Vec::new(), Vec::new()];
+    let mut hung = false;
+    for _ in 0..2 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((which, bytes)) => streams[which] = bytes,
+            Err(_) => {
+                hung = true;
+                child.kill().ok();
+                break;
+            }
+        }
+    }
+    let status = child.wait().expect("wait for the binary");
+    if hung {
+        // The kill closed the pipes: collect what the child printed before it.
+        for (which, bytes) in rx.iter() {
+            streams[which] = bytes;
+        }
+    }
+    t_out.join().ok();
+    t_err.join().ok();
+    let [out, err] = streams;
+    let mut stderr = String::from_utf8_lossy(&err).into_owned();
+    if hung {
+        stderr.push_str(&format!(
+            "\n[test watchdog: killed, still running after {WATCHDOG:?}]"
+        ));
+    }
+    CliOutput {
+        code: if hung { None } else { status.code() },
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr,
+    }
+}
+
+/// The CLI's contract for bad input: exit code 2, exactly one line on stderr, starting
+/// `error: ` and containing `needle`, and no panic or backtrace. `Err` says what broke it.
+pub fn one_line_error(out: &CliOutput, needle: &str) -> Result<(), String> {
+    let err = &out.stderr;
+    let lines: Vec<&str> = err.lines().collect();
+    let ok = out.code == Some(2)
+        && lines.len() == 1
+        && lines[0].starts_with("error: ")
+        && lines[0].contains(needle)
+        && !err.contains("panicked")
+        && !err.contains("RUST_BACKTRACE")
+        && !err.contains("stack backtrace");
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "exit {:?}, stderr {err:?} (wants exit 2 and one `error: ` line containing {needle:?})",
+            out.code
+        ))
+    }
+}
+
+/// Asserts [`one_line_error`].
+#[track_caller]
+pub fn assert_one_line_error(out: &CliOutput, needle: &str) {
+    if let Err(e) = one_line_error(out, needle) {
+        panic!("{e}");
+    }
+}
+
+/// A fresh, empty folder under the system's temporary folder, unique to this test process and
+/// `name` (an old one of the same name is removed first).
+pub fn tmpdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dpsgd-lab-test-{}-{name}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
 
 /// A tiny Thm 6.5 spec (three phi points, a few replicates: seconds to run) named `name`, for
 /// end-to-end tests of the runner, its results files and the config fuzz test.
@@ -46,3 +219,35 @@ iterates = 4
 [[series]]
 k = 2.0
 "#;
+
+/// The helper's own guarantees: a child that writes far more than a pipe buffer (64 KiB) to both
+/// streams before exiting completes (a helper that read the pipes only after the exit would
+/// deadlock here), and the contract check rejects each way of breaking the contract.
+#[test]
+fn capture_drains_both_streams_and_the_contract_check_can_fail() {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("head -c 1000000 /dev/zero | tr '\\0' o; head -c 1000000 /dev/zero | tr '\\0' e >&2; exit 2");
+    let out = capture(cmd);
+    assert_eq!(out.code, Some(2));
+    assert_eq!((out.stdout.len(), out.stderr.len()), (1_000_000, 1_000_000));
+    let mk = |code, stderr: &str| CliOutput {
+        code: Some(code),
+        stdout: String::new(),
+        stderr: stderr.to_string(),
+    };
+    assert!(one_line_error(&mk(2, "error: bad x\n"), "bad x").is_ok());
+    for (code, stderr, needle) in [
+        (1, "error: bad x\n", "bad x"),
+        (2, "error: bad x\nmore\n", "bad x"),
+        (2, "warning: bad x\n", "bad x"),
+        (2, "error: bad x\n", "bad y"),
+        (2, "error: thread 'main' panicked at bad x\n", "bad x"),
+        (2, "", ""),
+    ] {
+        assert!(
+            one_line_error(&mk(code, stderr), needle).is_err(),
+            "{code} {stderr:?}"
+        );
+    }
+}

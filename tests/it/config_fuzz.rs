@@ -2,21 +2,16 @@
 //! with QUICKCHECK_SEED=N) replaces one numeric field of `simulations/example.toml` or of a small
 //! experiment spec with an extreme value (0, negative, 1e-300, 1e300, NaN, inf, huge integers)
 //! and runs the binary: every outcome must be a clean exit 2 with one `error:` line, or a
-//! successful run with finite output, within a time limit and under a 4 GB `ulimit -v`. No run
+//! successful run with finite output, under a 4 GB `ulimit -v` (no time limit: the shared
+//! helper drains both pipes while the child runs and only a hang watchdog kills). No run
 //! is forced, so the up-front estimates keep every launched run small.
 
-use crate::common;
+use crate::common::{self, CliOutput, ROOT, cli_capped, one_line_error};
 
-use std::io::Read;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use quickcheck::{Gen, QuickCheck, TestResult};
-
-const BIN: &str = env!("CARGO_BIN_EXE_dpsgd-lab");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const LIMIT: Duration = Duration::from_secs(30);
 
 const VALUES: [&str; 12] = [
     "0",
@@ -65,9 +60,11 @@ const SPEC_FIELDS: [&str; 13] = [
     "bootstrap = ",
 ];
 
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dpsgd-fuzz-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+/// The fuzz cases' folder, made fresh once per test process.
+fn dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let d = DIR.get_or_init(|| common::tmpdir("fuzz"));
+    std::fs::create_dir_all(d).unwrap();
     d
 }
 
@@ -100,44 +97,6 @@ fn mutate(text: &str, field: &str, value: &str) -> String {
         + "\n"
 }
 
-/// Runs the binary under `ulimit -v`; (exit code, stdout, stderr), or None on timeout.
-fn run(args: &[&str]) -> Option<(Option<i32>, String, String)> {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 4000000; exec \"$0\" \"$@\"")
-        .arg(BIN)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            let (mut out, mut err) = (String::new(), String::new());
-            child
-                .stdout
-                .take()
-                .unwrap()
-                .read_to_string(&mut out)
-                .unwrap();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            return Some((st.code(), out, err));
-        }
-        if start.elapsed() > LIMIT {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// Every number in the JSON is finite: serde_json writes NaN and infinities as null, so a null
 /// is allowed only where the schema has an optional value.
 fn all_finite(v: &serde_json::Value, key: &str) -> bool {
@@ -165,18 +124,13 @@ fn all_finite(v: &serde_json::Value, key: &str) -> bool {
 }
 
 /// The verdict on one outcome: None if clean, else what is wrong.
-fn judge(what: &str, outcome: Option<(Option<i32>, String, String)>) -> Option<String> {
-    let Some((code, out, err)) = outcome else {
-        return Some(format!("{what}: still running after {LIMIT:?}"));
-    };
-    match code {
-        Some(2) => {
-            let lines: Vec<&str> = err.lines().collect();
-            (lines.len() != 1 || !lines[0].starts_with("error: ") || err.contains("panicked"))
-                .then(|| format!("{what}: exit 2 but stderr {err:?}"))
-        }
+fn judge(what: &str, outcome: &CliOutput) -> Option<String> {
+    match outcome.code {
+        Some(2) => one_line_error(outcome, "")
+            .err()
+            .map(|e| format!("{what}: {e}")),
         Some(0) => {
-            let last = out.lines().last().unwrap_or("");
+            let last = outcome.stdout.lines().last().unwrap_or("");
             match serde_json::from_str::<serde_json::Value>(last) {
                 Ok(v) if all_finite(&v, "") => None,
                 Ok(_) => Some(format!(
@@ -187,7 +141,7 @@ fn judge(what: &str, outcome: Option<(Option<i32>, String, String)>) -> Option<S
                 )),
             }
         }
-        c => Some(format!("{what}: exit {c:?}, stderr {err:?}")),
+        c => Some(format!("{what}: exit {c:?}, stderr {:?}", outcome.stderr)),
     }
 }
 
@@ -212,7 +166,7 @@ fn case(field: u8, value: u8, spec: bool) -> (String, String, Option<String>) {
         let path = dir.join(format!("spec{i}.toml"));
         std::fs::write(&path, mutate(&common::tiny_spec("fuzz"), f, v)).unwrap();
         let out = dir.join(format!("out{i}"));
-        let o = run(&[
+        let o = cli_capped([
             "run",
             path.to_str().unwrap(),
             "--out",
@@ -231,15 +185,15 @@ fn case(field: u8, value: u8, spec: bool) -> (String, String, Option<String>) {
         let f = all[field as usize % all.len()];
         let path = dir.join(format!("train{i}.toml"));
         std::fs::write(&path, mutate(&example, f, v)).unwrap();
-        let o = run(&["train", "--config", path.to_str().unwrap(), "--json"]);
+        let o = cli_capped(["train", "--config", path.to_str().unwrap(), "--json"]);
         (format!("example {f} -> {v}"), o)
     };
-    let kind = match &outcome {
-        Some((Some(0), _, _)) => "ran".to_string(),
-        Some((Some(2), _, err)) => err.lines().next().unwrap_or("").to_string(),
+    let kind = match outcome.code {
+        Some(0) => "ran".to_string(),
+        Some(2) => outcome.stderr.lines().next().unwrap_or("").to_string(),
         _ => "other".to_string(),
     };
-    let verdict = judge(&what, outcome);
+    let verdict = judge(&what, &outcome);
     (what, kind, verdict)
 }
 

@@ -14,6 +14,8 @@ use dpsgd_lab::loss::{Loss, LossSpec, lipschitz_constants};
 use dpsgd_lab::rng::{Purpose, stream};
 use dpsgd_lab::stats::quantile_sorted;
 
+use crate::common::{self, assert_one_line_error, cli};
+
 /// The summary `data describe` prints: the G_i of `loss` on `data`, summarized.
 fn summarize(loss: &dyn Loss, data: &Dataset, k: f64) -> dpsgd_lab::Result<LipschitzSummary> {
     LipschitzSummary::from_values(loss.name(), data, &lipschitz_constants(loss, data)?, k)
@@ -225,17 +227,36 @@ fn no_law_produces_inf_or_nan() {
         radial(LawSpec::LogNormal { sigma: 8.0 }, 2.0, 1.0),
         radial(LawSpec::Weibull { shape: 0.1 }, 1.0, 1.0),
     ];
+    // `sample` redraws a non-finite value, so it can only hang, never fail: count the draws it
+    // would reject instead (zero expected; `Radial::new` bounds every sampler but the Student-t
+    // norm's, whose rejection probability is below 1e-300).
     let mut rng = stream(7, 0, Purpose::Data);
     for law in &extreme {
+        let mut rejected = 0;
         for _ in 0..50_000 {
-            let r = law.sample(&mut rng);
-            assert!(r.is_finite() && r >= 0.0, "{}: drew {r}", law.describe());
-        }
-        for p in [0.05, law.k()] {
-            if let Some(m) = law.moment(p) {
-                assert!(m.is_finite());
+            match law.try_sample(&mut rng) {
+                Some(r) => assert!(r >= 0.0, "{}: drew {r}", law.describe()),
+                None => rejected += 1,
             }
         }
+        assert_eq!(rejected, 0, "{}: non-finite draws", law.describe());
+        // Moments below the tail index are finite (`moment` would hide a non-finite value as
+        // None), and the k-th moment is the one the scale was set by: (E r^k)^(1/k) = g, to
+        // 1e-9 relative (one exp and one ln of a value of size |ln g| <= 70 in between).
+        for p in [0.05, law.k()] {
+            let ln_m = law.ln_moment(p);
+            assert!(
+                ln_m.is_some_and(f64::is_finite),
+                "{}: ln E r^{p} = {ln_m:?}",
+                law.describe()
+            );
+        }
+        let g = law.moment(law.k()).map(|m| m.powf(1.0 / law.k()));
+        assert!(
+            g.is_some_and(|g| (g / law.g() - 1.0).abs() < 1e-9),
+            "{}: (E r^k)^(1/k) = {g:?}",
+            law.describe()
+        );
     }
     // Overflow is an error, not an inf: alpha = 0.05 makes U^(-1/alpha) reach 2^(53/0.05) =
     // exp(734.7), times the scale exp(-22.3) that sets (E r^0.01)^100 = 1: exp(712) > f64::MAX.
@@ -505,10 +526,9 @@ fn percentiles_interpolate_linearly() {
 
 // ---- CSV ---------------------------------------------------------------------------------
 
+/// Writes `body` to `name` in a fresh folder of its own (tests run in parallel).
 fn temp_csv(name: &str, body: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("dpsgd-lab-data-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let path = common::tmpdir(&format!("data-{name}")).join(name);
     std::fs::write(&path, body).unwrap();
     path.display().to_string()
 }
@@ -681,17 +701,9 @@ fn shipped_datasets_have_the_documented_shapes() {
 
 // ---- CLI ---------------------------------------------------------------------------------
 
-fn cli(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_dpsgd-lab"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn cli_data_describe_prints_percentiles_and_json() {
-    let out = cli(&[
+    let out = cli([
         "data",
         "describe",
         "--csv",
@@ -701,12 +713,8 @@ fn cli_data_describe_prints_percentiles_and_json() {
         "--loss",
         "logistic",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.success(), "{out:?}");
+    let text = &out.stdout;
     for needle in [
         "n = 178, d = 13, classes = 3",
         "0th percentile",
@@ -716,7 +724,7 @@ fn cli_data_describe_prints_percentiles_and_json() {
         assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
     }
 
-    let out = cli(&[
+    let out = cli([
         "data",
         "describe",
         "--generator",
@@ -725,13 +733,8 @@ fn cli_data_describe_prints_percentiles_and_json() {
         "2",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let json: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert!(out.success(), "{out:?}");
+    let json = out.last_json();
     assert_eq!(json["summary"]["n"], 5000);
     assert_eq!(json["summary"]["percentiles"].as_array().unwrap().len(), 6);
     // The spec's promise: (E G^2)^(1/2) = sqrt(2 (1 + 1)) = 2 for the logistic loss.
@@ -741,7 +744,7 @@ fn cli_data_describe_prints_percentiles_and_json() {
 
 #[test]
 fn cli_data_errors_are_one_line_with_exit_code_2() {
-    let out = cli(&[
+    let out = cli([
         "data",
         "describe",
         "--csv",
@@ -749,16 +752,13 @@ fn cli_data_errors_are_one_line_with_exit_code_2() {
         "--label",
         "class",
     ]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("no label column named 'class'"), "{err}");
+    assert_one_line_error(&out, "no label column named 'class'");
 }
 
 #[test]
 fn cli_data_generate_writes_a_loadable_csv() {
     let path = temp_csv("generated.csv", "");
-    let out = cli(&[
+    let out = cli([
         "data",
         "generate",
         "--generator",
@@ -768,11 +768,7 @@ fn cli_data_generate_writes_a_loadable_csv() {
         "--out",
         &path,
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.success(), "{out:?}");
     let data = CsvSpec::new(&path, "target").load().unwrap();
     assert_eq!((data.n, data.d), (5000, 20));
     assert_eq!(data.num_classes(), Some(3));

@@ -39,10 +39,7 @@ fn tiny() -> Spec {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dpsgd-exp-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tmpdir(&format!("exp-{name}"))
 }
 
 fn opts(out: &Path) -> RunOptions {
@@ -276,32 +273,17 @@ fn merge_errors_are_one_line_with_exit_code_2() {
     let dir = tmp("cli-merge");
     let spec = dir.join("tiny.toml");
     std::fs::write(&spec, tiny_text()).unwrap();
-    let bin = env!("CARGO_BIN_EXE_dpsgd-lab");
     let cmd = |args: &[&str]| {
-        let o = std::process::Command::new(bin)
-            .args(args)
-            .arg(&spec)
-            .arg("--out")
-            .arg(&dir)
-            .output()
-            .unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
+        let tail = [spec.as_os_str(), "--out".as_ref(), dir.as_os_str()];
+        common::cli(args.iter().map(|a| a.as_ref()).chain(tail))
     };
     for i in 1..=2 {
-        let (code, err) = cmd(&["run", "--quiet", "--shard", &format!("{i}/2")]);
-        assert_eq!(code, Some(0), "{err}");
+        let out = cmd(&["run", "--quiet", "--shard", &format!("{i}/2")]);
+        assert!(out.success(), "{out:?}");
     }
-    let one_line = |(code, err): (Option<i32>, String), needle: &str| {
-        assert_eq!(code, Some(2), "{err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(err.starts_with("error: ") && err.contains(needle), "{err}");
-    };
-    one_line(cmd(&["merge", "--full"]), "merge without --full");
+    common::assert_one_line_error(&cmd(&["merge", "--full"]), "merge without --full");
     std::fs::remove_file(dir.join("shard-2-of-2.jsonl")).unwrap();
-    one_line(cmd(&["merge"]), "shard 2 of 2 is missing");
+    common::assert_one_line_error(&cmd(&["merge"]), "shard 2 of 2 is missing");
 }
 
 fn cell_lines(p: &Path) -> Vec<usize> {

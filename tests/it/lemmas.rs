@@ -9,6 +9,16 @@
 //! beyond `FP` = 1e-12 times the magnitude of the terms involved (floating-point rounding only).
 //! Where an inequality is attained, an `*_attained` test evaluates the same check with the
 //! bound lowered by 1e-6 relative and asserts that it fails: those checks can fail.
+//!
+//! Two kinds of test live here, and only one guards the crate:
+//! - Regression tests, which run the crate's code: Lemma I.5 and Eq. (2) (the losses' `grad`,
+//!   `lipschitz` and batched `clipped_grad_sum`), Eq. (40) (`theorem_3_4_sigma`), Appendix D
+//!   (`SoftmaxLoss`), the geometric median and `alpha_finite`.
+//! - Paper audits, which check the paper's mathematics on test-local formulas and can catch an
+//!   error in a proof step, not a regression in the crate: Lemma F.1 and Corollary F.2
+//!   (`FiniteDist::bias`), Eqs. (35)-(37) (`eq35_enumerated`, `eq36`), Eqs. (73)-(76)
+//!   (`jensen_check`). The crate has no function computing these quantities to call instead;
+//!   they use only its `clip_factor`, `norm2` and `dot`, so a change to those is all they see.
 
 use dpsgd_lab::data::Dataset;
 use dpsgd_lab::dpsgd::theorem_3_4_sigma;

@@ -24,6 +24,8 @@ use dpsgd_lab::rng::{Purpose, SimRng, stream};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
+use crate::common::{assert_one_line_error, cli};
+
 const KS: [f64; 4] = [1.5, 2.0, 4.0, f64::INFINITY];
 
 fn spec(n: usize, d: usize, k: f64, epsilon: f64) -> AppendixLSpec {
@@ -552,7 +554,6 @@ fn eq107_chernoff_event_frequency() {
 /// one row per n; p >= 1/2 exits with status 2 and names p.
 #[test]
 fn cli_lower_bound_facts() {
-    let bin = env!("CARGO_BIN_EXE_dpsgd-lab");
     let args = [
         "lower-bound",
         "--n",
@@ -570,36 +571,27 @@ fn cli_lower_bound_facts() {
         "200",
         "--json",
     ];
-    let out = std::process::Command::new(bin).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let v: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let out = cli(args);
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
     let np = 2.0 * (32.0 * 1e5f64.ln()).sqrt();
     assert!((v["expected_nonzero"].as_f64().unwrap() - np).abs() < 1e-12);
     assert!((v["g"].as_f64().unwrap() - 12.0).abs() < 1e-12);
     assert_eq!(v["packing"]["size"].as_u64(), Some(4));
     assert_eq!(v["rows"].as_array().unwrap().len(), 2);
     assert!((v["rows"][1]["p"].as_f64().unwrap() - np / 4000.0).abs() < 1e-15);
-    let bad = std::process::Command::new(bin)
-        .args([
-            "lower-bound",
-            "--n",
-            "50",
-            "--d",
-            "32",
-            "--k",
-            "2",
-            "--eps",
-            "1",
-            "--delta",
-            "1e-5",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("p = 0.76"));
+    let bad = cli([
+        "lower-bound",
+        "--n",
+        "50",
+        "--d",
+        "32",
+        "--k",
+        "2",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-5",
+    ]);
+    assert_one_line_error(&bad, "p = 0.76");
 }

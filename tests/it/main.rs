@@ -20,5 +20,7 @@ mod losses;
 mod lower_bound;
 mod privacy;
 mod results_file;
+mod schedule;
+mod simulations;
 mod step_clip;
 mod theory;

@@ -16,10 +16,7 @@ fn tiny() -> Spec {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dpsgd-results-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tmpdir(&format!("results-{name}"))
 }
 
 fn opts(out: &Path, resume: bool) -> RunOptions {

@@ -87,6 +87,18 @@ fn random_problem(n: usize, d: usize, m: usize, seed: u64) -> (Dataset, Vec<f64>
     (Dataset::new(x, y, d).unwrap(), w)
 }
 
+/// Without AVX2 and FMA the one-pass kernel cannot run and `loss` falls back to the portable
+/// two-GEMM path. The tests then still check that path (against Eq. (2)), but the one-pass
+/// kernel goes untested on this machine: say so loudly instead of passing in silence.
+fn warn_if_no_onepass(loss: &SoftmaxLoss, test: &str) {
+    if !loss.uses_onepass() {
+        eprintln!(
+            "WARNING: {test}: this machine has no AVX2/FMA, so the one-pass kernel is NOT \
+             tested here; only the portable two-GEMM path is checked"
+        );
+    }
+}
+
 #[test]
 fn onepass_kernel_matches_the_two_gemm_path() {
     // (d, m, |batch|): m over all four vector widths (5..=16), d not a multiple of 4, batch
@@ -111,9 +123,8 @@ fn onepass_kernel_matches_the_two_gemm_path() {
         let gemm = SoftmaxLoss::new(d, m).with_kernel(SoftmaxKernel::Gemm);
         let one = SoftmaxLoss::new(d, m).with_kernel(SoftmaxKernel::OnePass);
         assert!(!gemm.uses_onepass());
-        if !one.uses_onepass() {
-            eprintln!("skipped: this machine has no AVX2/FMA, so the one-pass kernel never runs");
-            return;
+        if k == 0 {
+            warn_if_no_onepass(&one, "onepass_kernel_matches_the_two_gemm_path");
         }
         let p = gemm.param_dim();
         // tau near the median per-sample norm, so both clipped and unclipped samples occur
@@ -168,10 +179,7 @@ fn onepass_kernel_clips_a_large_gradient_to_tau() {
         .collect();
     let data = Dataset::new(x, vec![3.0], d).unwrap();
     let loss = SoftmaxLoss::new(d, 10);
-    if !loss.uses_onepass() {
-        eprintln!("skipped: no AVX2/FMA");
-        return;
-    }
+    warn_if_no_onepass(&loss, "onepass_kernel_clips_a_large_gradient_to_tau");
     let p = loss.param_dim();
     let w: Vec<f64> = (0..p).map(|j| ((j * 37) % 11) as f64 * 1e-3).collect();
     let mut g = vec![0.0; p];

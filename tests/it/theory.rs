@@ -1,31 +1,19 @@
 //! End-to-end checks of `dpsgd-lab theory`: the CLI reproduces the library's prescriptions,
 //! prints one JSON object on the last line with --json, and exits 2 on bad parameters.
 
-use std::process::Command;
-
 use dpsgd_lab::theory::phi::{PhiInputs, phi};
 use dpsgd_lab::theory::schedules::{TheoremId, TheoryParams, prescribe};
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_dpsgd-lab"))
-        .arg("theory")
-        .args(args)
-        .output()
-        .expect("run dpsgd-lab");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::common::{CliOutput, assert_one_line_error, cli};
 
-fn last_json(stdout: &str) -> serde_json::Value {
-    serde_json::from_str(stdout.lines().last().expect("output")).expect("last line is JSON")
+/// Runs `dpsgd-lab theory ARGS`.
+fn run(args: &[&str]) -> CliOutput {
+    cli(std::iter::once("theory").chain(args.iter().copied()))
 }
 
 #[test]
 fn cli_schedule_j1_matches_library() {
-    let (code, out, err) = run(&[
+    let out = run(&[
         "schedule",
         "--theorem",
         "J.1",
@@ -43,8 +31,8 @@ fn cli_schedule_j1_matches_library() {
         "1",
         "--json",
     ]);
-    assert_eq!(code, 0, "{err}");
-    let v = last_json(&out);
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
     let p = prescribe(
         TheoremId::J1,
         0.01,
@@ -68,7 +56,7 @@ fn cli_schedule_j1_matches_library() {
 
 #[test]
 fn cli_schedule_from_privacy_parameters_and_k_infinity() {
-    let (code, out, err) = run(&[
+    let out = run(&[
         "schedule",
         "--theorem",
         "6.2",
@@ -94,8 +82,8 @@ fn cli_schedule_from_privacy_parameters_and_k_infinity() {
         "1",
         "--json",
     ]);
-    assert_eq!(code, 0, "{err}");
-    let v = last_json(&out);
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
     let want = phi(&PhiInputs {
         n: 50000.0,
         d: 20.0,
@@ -161,20 +149,18 @@ fn cli_errors_are_one_line_and_exit_2() {
             "1",
         ][..],
     ] {
-        let (code, _, err) = run(args);
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert_one_line_error(&run(args), "");
     }
 }
 
 #[test]
 fn cli_phi_inverse() {
-    let (code, out, err) = run(&[
+    let out = run(&[
         "phi", "--phi", "0.001", "--n", "10000", "--d", "10", "--delta", "1e-5", "--nu", "1",
         "--json",
     ]);
-    assert_eq!(code, 0, "{err}");
-    let v = last_json(&out);
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
     let eps = v["epsilon"].as_f64().unwrap();
     let back = phi(&PhiInputs {
         n: 10000.0,
@@ -210,7 +196,7 @@ output = "random_iterate"
 "#,
     )
     .unwrap();
-    let (code, out, err) = run(&[
+    let out = run(&[
         "alpha",
         "--config",
         path.to_str().unwrap(),
@@ -224,8 +210,8 @@ output = "random_iterate"
         "--json",
     ]);
     std::fs::remove_file(&path).ok();
-    assert_eq!(code, 0, "{err}");
-    let v = last_json(&out);
+    assert!(out.success(), "{out:?}");
+    let v = out.last_json();
     let est = v["estimates"].as_array().unwrap();
     assert_eq!(est.len(), 2);
     for e in est {
@@ -240,7 +226,7 @@ output = "random_iterate"
 
 #[test]
 fn cli_dpsgd_toml_round_trips_into_a_config() {
-    let (code, out, err) = run(&[
+    let out = run(&[
         "schedule",
         "--theorem",
         "J.1",
@@ -265,8 +251,9 @@ fn cli_dpsgd_toml_round_trips_into_a_config() {
         "--dpsgd-toml",
         "64",
     ]);
-    assert_eq!(code, 0, "{err}");
+    assert!(out.success(), "{out:?}");
     let toml_text: String = out
+        .stdout
         .lines()
         .skip_while(|l| !l.starts_with("[dpsgd]"))
         .collect::<Vec<_>>()

@@ -59,8 +59,11 @@ fn k_infinity_is_the_limit() {
         let inf = prescribe(id, 0.01, &mk(f64::INFINITY)).unwrap();
         let big = prescribe(id, 0.01, &mk(1e9)).unwrap();
         assert!(rel(big.bound.unwrap(), inf.bound.unwrap()) < 1e-6, "{id}");
-        if let (Some(a), Some(b)) = (big.tau, inf.tau) {
-            assert!(rel(a, b) < 1e-6, "{id}");
+        // Upper bounds prescribe tau at every k; the lower bound (L.1) prescribes none.
+        match (big.tau, inf.tau) {
+            (Some(a), Some(b)) => assert!(rel(a, b) < 1e-6, "{id}"),
+            (None, None) => assert!(id.is_lower_bound(), "{id}: no tau"),
+            other => panic!("{id}: tau at k = 1e9 and k = inf: {other:?}"),
         }
         assert_eq!(inf.phi_exponent, 1.0);
     }
