@@ -26,7 +26,7 @@ pub fn one_step_alg(n: usize, b: f64, learning_rate: f64, clip_norm: f64) -> DpS
 }
 
 /// A stepper for `alg` on `data` with the sampling and noise streams of seed 1, replicate 0.
-pub fn stepper<'a>(alg: &'a DpSgd, loss: &dyn Loss, data: &'a Dataset) -> Stepper<'a> {
+pub fn stepper<'a>(alg: &'a DpSgd, loss: &'a dyn Loss, data: &'a Dataset) -> Stepper<'a> {
     Stepper::new(
         alg,
         loss,
@@ -34,4 +34,5 @@ pub fn stepper<'a>(alg: &'a DpSgd, loss: &dyn Loss, data: &'a Dataset) -> Steppe
         stream(1, 0, Purpose::Sampling),
         stream(1, 0, Purpose::Noise),
     )
+    .expect("the bench's data fits its loss")
 }

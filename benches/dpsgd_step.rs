@@ -41,11 +41,11 @@ fn bench_one(
     let mut w = vec![0.0; loss.param_dim()];
     let mut stepper = common::stepper(&alg, loss, data);
     for _ in 0..20 {
-        stepper.step(loss, data, 0, &mut w);
+        stepper.step(0, &mut w);
     }
     group.throughput(Throughput::Elements(b as u64));
     group.bench_function(label, |bch| {
-        bch.iter(|| stepper.step(loss, data, 0, &mut w));
+        bch.iter(|| stepper.step(0, &mut w));
     });
 }
 

@@ -38,7 +38,7 @@ fn bench_one(c: &mut Criterion, label: &str, data: &Dataset, loss: &dyn Loss, ta
     let mut w = vec![0.0; loss.param_dim()];
     let mut stepper = common::stepper(&alg, loss, data);
     c.bench_function(label, |bch| {
-        bch.iter(|| stepper.step(loss, data, 0, &mut w));
+        bch.iter(|| stepper.step(0, &mut w));
     });
 }
 

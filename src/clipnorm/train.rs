@@ -61,18 +61,10 @@ impl Setup<'_> {
     /// count noise has its own stream). Also returns the clip norm in force at the end (the
     /// tracked C of adaptive clipping; NaN for automatic clipping).
     pub fn run_rule(&self, rule: &Rule, eta: f64, run: usize) -> Result<(Outcome, f64)> {
-        let loss = self.model.loss();
         match *rule {
             Rule::Automatic { gamma, z } => {
                 let mut step = |stepper: &mut Stepper<'_>, t, w: &mut [f64]| {
-                    stepper.step_bounded(
-                        loss,
-                        self.train,
-                        t,
-                        w,
-                        PerSampleBound::Normalize(gamma),
-                        z,
-                    );
+                    stepper.step_bounded(t, w, PerSampleBound::Normalize(gamma), z);
                 };
                 let o = self.train_loop(1.0, eta, 0.0, run, Some(&mut step))?;
                 Ok((o, f64::NAN))
@@ -82,14 +74,7 @@ impl Setup<'_> {
                 let mut c = a.initial;
                 let b = self.batch;
                 let mut step = |stepper: &mut Stepper<'_>, t, w: &mut [f64]| {
-                    let st = stepper.step_bounded(
-                        loss,
-                        self.train,
-                        t,
-                        w,
-                        PerSampleBound::Clip(c),
-                        a.sigma_grad * c,
-                    );
+                    let st = stepper.step_bounded(t, w, PerSampleBound::Clip(c), a.sigma_grad * c);
                     let noise: f64 = StandardNormal.sample(&mut count_rng);
                     c = a.next_clip(c, st.count - st.clipped, st.count, b, noise);
                 };

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::norm2;
-use crate::loss::{ClipStats, Loss, PerSampleBound, Scratch};
+use crate::loss::{ClipStats, Loss, PerSampleBound, RunTables, Scratch};
 use crate::rng::{Purpose, SimRng, stream};
 
 pub use noise::{AccountantKind, Calibrator, NoiseSpec, ResolvedNoise, theorem_3_4_sigma};
@@ -298,7 +298,7 @@ impl DpSgd {
             seed,
             replicate,
             |stepper, t, w| {
-                stepper.step(loss, data, t, w);
+                stepper.step(t, w);
             },
             observe,
         )
@@ -358,29 +358,22 @@ impl DpSgd {
     /// from (seed, replicate) by purpose, so every run method draws the same values.
     fn begin<'a>(
         &'a self,
-        loss: &dyn Loss,
+        loss: &'a dyn Loss,
         data: &'a Dataset,
         seed: u64,
         replicate: u64,
     ) -> Result<(Vec<f64>, Stepper<'a>)> {
-        if data.n != self.n {
-            return Err(Error::param(format!(
-                "dimension mismatch: configured for n = {}, data has n = {}",
-                self.n, data.n
-            )));
-        }
-        loss.check_data(data)?;
-        let w = self.initial_point(
-            loss.param_dim(),
-            &mut stream(seed, replicate, Purpose::Init),
-        )?;
         let stepper = Stepper::new(
             self,
             loss,
             data,
             stream(seed, replicate, Purpose::Sampling),
             stream(seed, replicate, Purpose::Noise),
-        );
+        )?;
+        let w = self.initial_point(
+            loss.param_dim(),
+            &mut stream(seed, replicate, Purpose::Init),
+        )?;
         Ok((w, stepper))
     }
 
@@ -482,9 +475,14 @@ fn clipped_fraction(stepper: &Stepper<'_>) -> f64 {
     }
 }
 
-/// One DP-SGD step at a time, with every buffer allocated up front.
+/// One DP-SGD step at a time on one data set with one loss, both borrowed for the stepper's
+/// lifetime, with every buffer allocated up front.
 pub struct Stepper<'a> {
     alg: &'a DpSgd,
+    loss: &'a dyn Loss,
+    /// The data set with its per-run tables (row norms, and the label clip factors at a
+    /// constant tau), computed once here and handed to the kernels with the data.
+    tables: RunTables<'a>,
     sampling: SimRng,
     noise: SimRng,
     batch: Vec<usize>,
@@ -494,26 +492,30 @@ pub struct Stepper<'a> {
     pub sampled: usize,
     /// Of those, clipped.
     pub clipped: usize,
-    /// The data set whose row norms `scratch` holds stays borrowed (alive, unchanged) while the
-    /// stepper lives, so that no other data set can take its address.
-    _data: std::marker::PhantomData<&'a Dataset>,
 }
 
 impl<'a> Stepper<'a> {
-    /// A stepper for `loss` on `data` with its sampling and noise streams.
+    /// A stepper for `loss` on `data` with its sampling and noise streams; refuses a data set
+    /// that is not the one `alg` was configured for (n) or that does not fit the loss.
     ///
     /// Every buffer is sized here for batches up to b + 8 sqrt(b) + 16 (the batch size is
-    /// Binomial(n, q), so a larger batch has probability below 1e-15 per step), by clipped-sum
-    /// calls on such a batch; after that the step loop does not allocate. The row norms of `data`
-    /// are computed here once ([`crate::loss::RowNorms`]); the stepper borrows `data` for its
-    /// lifetime, and steps on another data set compute them per row.
+    /// Binomial(n, q), so a larger batch has probability below 1e-15 per step), by a clipped-sum
+    /// call on such a batch; after that the step loop does not allocate. The per-run tables of
+    /// `data` ([`RunTables`]) are computed here once.
     pub fn new(
         alg: &'a DpSgd,
-        loss: &dyn Loss,
+        loss: &'a dyn Loss,
         data: &'a Dataset,
         sampling: SimRng,
         noise: SimRng,
-    ) -> Self {
+    ) -> Result<Self> {
+        if data.n != alg.n {
+            return Err(Error::param(format!(
+                "dimension mismatch: configured for n = {}, data has n = {}",
+                alg.n, data.n
+            )));
+        }
+        loss.check_data(data)?;
         let b = alg.cfg.batch_size;
         let p = loss.param_dim();
         let cap = (b + 8.0 * b.sqrt() + 16.0).min(data.n as f64) as usize;
@@ -521,16 +523,25 @@ impl<'a> Stepper<'a> {
         batch.extend(0..cap);
         let mut grad = vec![0.0; p];
         let mut scratch = Scratch::default();
-        scratch.rows.fill(data);
+        let constant_tau = match alg.cfg.clip_norm {
+            StepSchedule::Constant(tau) => Some(tau),
+            _ => None,
+        };
+        let tables = RunTables::new(data, constant_tau);
         let w = vec![0.0; p];
-        // twice at one tau: a table filled when tau repeats ([`crate::loss::LabelClip`]) is
-        // allocated here too, and a later tau refills it in place
-        for _ in 0..2 {
-            loss.clipped_grad_sum(&w, data, &batch, 1.0, &mut grad, &mut scratch);
-        }
+        loss.bounded_grad_sum(
+            &w,
+            tables.rows(),
+            &batch,
+            PerSampleBound::Clip(1.0),
+            &mut grad,
+            &mut scratch,
+        );
         batch.clear();
-        Stepper {
+        Ok(Stepper {
             alg,
+            loss,
+            tables,
             sampling,
             noise,
             batch,
@@ -538,19 +549,16 @@ impl<'a> Stepper<'a> {
             scratch,
             sampled: 0,
             clipped: 0,
-            _data: std::marker::PhantomData,
-        }
+        })
     }
 
     /// Algorithm 1, lines 3-5, for step t: w <- Pi_W(w - eta_t g_t) with
     /// g_t = (1/b) sum_{i in S_t} clip(grad f_i(w), tau_t) + zeta_t, zeta_t ~ N(0, sigma_n^2 I).
-    pub fn step(&mut self, loss: &dyn Loss, data: &Dataset, t: usize, w: &mut [f64]) -> ClipStats {
+    pub fn step(&mut self, t: usize, w: &mut [f64]) -> ClipStats {
         let cfg = &self.alg.cfg;
         let tau = cfg.clip_norm.at(t);
         let eta = cfg.learning_rate.at(t);
-        let stats = self.sample_and_sum(|batch, grad, scratch| {
-            loss.clipped_grad_sum(w, data, batch, tau, grad, scratch)
-        });
+        let stats = self.sample_and_sum(w, PerSampleBound::Clip(tau));
         let sigma = self.alg.noise.sigma_per_tau * tau;
         if sigma > 0.0 {
             self.noisy_update(w, eta, sigma);
@@ -565,13 +573,11 @@ impl<'a> Stepper<'a> {
         stats
     }
 
-    /// Draws S_t (Algorithm 1, line 3) and sets `grad` to `sum(S_t, grad, scratch)`, the bounded
-    /// sum over S_t (zero for an empty batch), counting sampled and clipped samples.
+    /// Draws S_t (Algorithm 1, line 3) and sets `grad` to the sum over S_t of the per-sample
+    /// gradients at `w` bounded by `bound` (zero for an empty batch), counting sampled and
+    /// clipped samples.
     #[inline(always)]
-    fn sample_and_sum(
-        &mut self,
-        sum: impl FnOnce(&[usize], &mut [f64], &mut Scratch) -> ClipStats,
-    ) -> ClipStats {
+    fn sample_and_sum(&mut self, w: &[f64], bound: PerSampleBound) -> ClipStats {
         self.alg
             .sampler
             .sample_into(&mut self.sampling, &mut self.batch);
@@ -579,7 +585,14 @@ impl<'a> Stepper<'a> {
             self.grad.fill(0.0);
             ClipStats::default()
         } else {
-            sum(&self.batch, &mut self.grad, &mut self.scratch)
+            self.loss.bounded_grad_sum(
+                w,
+                self.tables.rows(),
+                &self.batch,
+                bound,
+                &mut self.grad,
+                &mut self.scratch,
+            )
         };
         self.sampled += stats.count;
         self.clipped += stats.clipped;
@@ -597,31 +610,25 @@ impl<'a> Stepper<'a> {
             *wi -= eta * (gi * inv_b + sigma * z);
         }
     }
-}
 
-impl Stepper<'_> {
     /// Algorithm 1's step with a per-sample bound chosen by the caller instead of the configured
     /// clip norm and noise (the adaptive and automatic clipping baselines of the clip-norm study):
     /// w <- Pi_W(w - eta_t ((1/b) sum_{i in S_t} bound(grad f_i(w)) + zeta_t)),
-    /// zeta_t ~ N(0, (sum_sd / b)^2 I), where `sum_sd` is the noise sd on the bounded sum (the
-    /// noise multiplier times the bound's sensitivity). Same sampling and noise streams, in the
-    /// same order, as [`Stepper::step`].
+    /// zeta_t ~ N(0, (noise_sd_on_sum / b)^2 I), where `noise_sd_on_sum` is the noise sd on the
+    /// bounded sum (the noise multiplier times the bound's sensitivity). Same sampling and noise
+    /// streams, in the same order, as [`Stepper::step`].
     pub fn step_bounded(
         &mut self,
-        loss: &dyn Loss,
-        data: &Dataset,
         t: usize,
         w: &mut [f64],
         bound: PerSampleBound,
-        sum_sd: f64,
+        noise_sd_on_sum: f64,
     ) -> ClipStats {
         let eta = self.alg.cfg.learning_rate.at(t);
-        let stats = self.sample_and_sum(|batch, grad, scratch| {
-            loss.bounded_grad_sum(w, data, batch, bound, grad, scratch)
-        });
-        // the noise sd on the mean, sum_sd (1 / b)
+        let stats = self.sample_and_sum(w, bound);
+        // the noise sd on the mean, noise_sd_on_sum (1 / b)
         let inv_b = 1.0 / self.alg.cfg.batch_size;
-        self.noisy_update(w, eta, sum_sd * inv_b);
+        self.noisy_update(w, eta, noise_sd_on_sum * inv_b);
         self.alg.cfg.projection.apply(w);
         stats
     }

@@ -3,7 +3,7 @@
 //!
 //! A subgradient is -x + 2 ||x|| w/||w|| 1{||w|| > 1}, of norm at most 3 ||x|| (Eq. 100).
 
-use super::kernel::{accumulate, by_dim, check_dim, dim_view, materialized_bounded_sum};
+use super::kernel::{Rows, accumulate, by_dim, check_dim, dim_view, materialized_bounded_sum};
 use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch, clip_factor};
 use crate::dataset::Dataset;
 use crate::error::Result;
@@ -62,16 +62,19 @@ impl Loss for AppendixLLoss {
     fn bounded_grad_sum(
         &self,
         w: &[f64],
-        data: &Dataset,
+        data: Rows<'_>,
         batch: &[usize],
         bound: PerSampleBound,
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
         let PerSampleBound::Clip(tau) = bound else {
-            return materialized_bounded_sum(self, w, data, batch, bound, out, scratch);
+            return materialized_bounded_sum(self, w, &data, batch, bound, out, scratch);
         };
-        match scratch.rows.of(data) {
+        let _ = scratch;
+        let rows = data.norms();
+        let data = &data;
+        match rows {
             Some(r) => {
                 let nx2 = |i: usize| (!r.zero[i]).then(|| r.sq[i]);
                 by_dim!(data.d, appendix_l_sum(w, data, batch, tau, out, &nx2))

@@ -3,7 +3,9 @@
 //! phi'(r) x, so ||grad|| = |phi'(r)| ||x|| factors ("ghost norms") and no per-sample gradient
 //! is formed.
 
-use super::kernel::{RowNorms, accumulate, by_dim, check_dim, dim_view, materialized_bounded_sum};
+use super::kernel::{
+    RowNorms, Rows, accumulate, by_dim, check_dim, dim_view, materialized_bounded_sum,
+};
 use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch, clip_factor};
 use crate::dataset::Dataset;
 use crate::error::Result;
@@ -60,7 +62,7 @@ impl<K: Link> Loss for Glm<K> {
     fn bounded_grad_sum(
         &self,
         w: &[f64],
-        data: &Dataset,
+        data: Rows<'_>,
         batch: &[usize],
         bound: PerSampleBound,
         out: &mut [f64],
@@ -69,27 +71,27 @@ impl<K: Link> Loss for Glm<K> {
         match bound {
             PerSampleBound::Clip(tau) => {
                 let dphi = |z: f64, y: f64| self.link.dphi(z - y);
-                linear_clipped_sum(w, data, batch, tau, out, &scratch.rows, dphi)
+                linear_clipped_sum(w, &data, batch, tau, out, data.norms(), dphi)
             }
             PerSampleBound::Normalize(_) => {
-                materialized_bounded_sum(self, w, data, batch, bound, out, scratch)
+                materialized_bounded_sum(self, w, &data, batch, bound, out, scratch)
             }
         }
     }
 }
 
 /// out = sum_{i in batch} clip(phi'(<w, x_i>, y_i) x_i, tau), with `dphi(z, y)` = phi'.
-/// ||x_i|| comes from `rows` when they were filled from `data`.
+/// ||x_i|| comes from `rows`, the run's table of `data`'s row norms, when the caller has it.
 fn linear_clipped_sum(
     w: &[f64],
     data: &Dataset,
     batch: &[usize],
     tau: f64,
     out: &mut [f64],
-    rows: &RowNorms,
+    rows: Option<&RowNorms>,
     dphi: impl Fn(f64, f64) -> f64,
 ) -> ClipStats {
-    match rows.of(data) {
+    match rows {
         Some(r) => {
             let nx = |i: usize, _: &[f64]| r.norm[i];
             by_dim!(data.d, sum_d(w, data, batch, tau, out, &dphi, &nx))

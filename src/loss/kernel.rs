@@ -1,5 +1,5 @@
 //! The plumbing of the batched kernels: reusable buffers ([`Scratch`]), per-run tables of the
-//! data set ([`RowNorms`], [`LabelClip`]), compile-time dimensions ([`by_dim`]) and the
+//! data set ([`RunTables`], handed to the kernels as [`Rows`]), compile-time dimensions ([`by_dim`]) and the
 //! materialized fallback that every loss can use.
 
 use super::Loss;
@@ -9,10 +9,10 @@ use crate::error::{Error, Result};
 use crate::linalg::{axpy, dot, norm2};
 
 /// Reusable buffers, grown on demand and never shrunk, so that the step loop does not allocate
-/// once they have reached their working size.
+/// once they have reached their working size. Each buffer has one role; a kernel uses those it
+/// needs, sized with [`sized`]. Nothing in it depends on the data set (its per-run tables are
+/// [`RunTables`], passed to the kernels with the data as [`Rows`]).
 #[derive(Debug, Default, Clone)]
-///
-/// Each buffer has one role; a kernel uses those it needs, sized with [`sized`].
 pub struct Scratch {
     /// The batch's rows gathered contiguously, x~_i = (x_i, 1) per row (softmax GEMM path,
     /// tanh network).
@@ -34,65 +34,101 @@ pub struct Scratch {
     pub(crate) grad: Vec<f64>,
     /// Scratch for the parts of a batch processed in parallel.
     pub(crate) parts: Vec<Scratch>,
-    /// ||x_i||^2 and ||x_i|| of every row of the run's data set, when the caller filled them.
-    pub(crate) rows: RowNorms,
-    /// The clip factors of a loss whose G_i is the label, at the last repeated tau.
-    pub(crate) label_clip: LabelClip,
 }
 
-/// For a loss with G_i = y_i ([`LipschitzForm::Label`]: the weighted sharp loss), the clip factor
-/// c_i = clip_factor(y_i, tau) does not depend on w, so at a fixed tau the products c_i y_i and
-/// whether c_i < 1 are per-row constants. They are filled (O(n)) the second time in a row that a
-/// step uses the same tau, so a constant clip norm costs one division per sample instead of two,
-/// and a schedule that changes tau every step never pays the O(n). Values are computed exactly as
-/// the kernel computes them, so results are bit-identical with or without the table. Like
-/// [`RowNorms`], they are used only for the data set the row norms were filled from (which the
-/// [`crate::dpsgd::Stepper`] keeps borrowed and unchanged).
-#[derive(Debug, Default, Clone)]
-pub struct LabelClip {
-    /// (data set key, tau's bits) the table holds.
-    key: Option<((usize, usize, usize), u64)>,
-    /// tau of the previous call, when the table was not used.
-    last_tau: Option<u64>,
+/// The data set a batched kernel reads, with the per-run tables computed from it when the caller
+/// has them ([`RunTables::rows`]), or without ([`Rows::from`] a `&Dataset`: the kernels then
+/// compute what the tables would hold). Dereferences to the data set.
+#[derive(Debug, Clone, Copy)]
+pub struct Rows<'a> {
+    data: &'a Dataset,
+    tables: Option<&'a RunTables<'a>>,
+}
+
+impl<'a> From<&'a Dataset> for Rows<'a> {
+    fn from(data: &'a Dataset) -> Self {
+        Rows { data, tables: None }
+    }
+}
+
+impl std::ops::Deref for Rows<'_> {
+    type Target = Dataset;
+    fn deref(&self) -> &Dataset {
+        self.data
+    }
+}
+
+impl<'a> Rows<'a> {
+    /// The data set.
+    pub fn data(&self) -> &'a Dataset {
+        self.data
+    }
+
+    /// The row norms of this data set, when the caller computed them.
+    #[inline]
+    pub(crate) fn norms(&self) -> Option<&'a RowNorms> {
+        self.tables.map(|t| &t.norms)
+    }
+
+    /// The weighted sharp loss's table of (c_i a_i, c_i < 1) at clip norm `tau`, when the caller
+    /// computed it for this tau ([`RunTables::new`] with a constant clip norm).
+    #[inline]
+    pub(crate) fn label_clip(&self, tau: f64) -> Option<&'a [(f64, bool)]> {
+        let t = self.tables?.label_clip.as_ref()?;
+        (t.tau_bits == tau.to_bits()).then_some(&t.scaled[..])
+    }
+}
+
+/// The per-run tables of one data set: computed once from it (O(n d)), borrowed with it, and
+/// handed to the kernels together with it ([`RunTables::rows`]), so a table can never be read
+/// for another data set. The values are exactly those the kernels would compute, so results are
+/// bit-identical with or without the tables.
+#[derive(Debug, Clone)]
+pub struct RunTables<'a> {
+    data: &'a Dataset,
+    norms: RowNorms,
+    label_clip: Option<LabelClip>,
+}
+
+impl<'a> RunTables<'a> {
+    /// The tables of `data`: its row norms, and, when the run clips at one constant tau, the
+    /// clip factors of a loss whose G_i is the label ([`LabelClip`]).
+    pub fn new(data: &'a Dataset, constant_tau: Option<f64>) -> Self {
+        RunTables {
+            data,
+            norms: RowNorms::of(data),
+            label_clip: constant_tau.map(|tau| LabelClip {
+                tau_bits: tau.to_bits(),
+                scaled: data.y.iter().map(|&y| scaled_weight(y, tau)).collect(),
+            }),
+        }
+    }
+
+    /// The data set with these tables, for a kernel.
+    pub fn rows(&self) -> Rows<'_> {
+        Rows {
+            data: self.data,
+            tables: Some(self),
+        }
+    }
+}
+
+/// For a loss with G_i = y_i ([`super::LipschitzForm::Label`]: the weighted sharp loss), the clip
+/// factor c_i = clip_factor(y_i, tau) does not depend on w, so at a constant tau the products
+/// c_i y_i and whether c_i < 1 are per-row constants: one division per sample instead of two.
+#[derive(Debug, Clone)]
+struct LabelClip {
+    /// The tau (its bits) the table was computed at.
+    tau_bits: u64,
     /// c_i y_i, then whether c_i < 1, per row.
     scaled: Vec<(f64, bool)>,
 }
 
-impl LabelClip {
-    /// The table for `data` at `tau`, filling it on the second consecutive call with the same tau;
-    /// `None` on the first such call or when `rows` was not filled from `data`.
-    #[inline]
-    pub(crate) fn at(
-        &mut self,
-        rows: &RowNorms,
-        data: &Dataset,
-        tau: f64,
-    ) -> Option<&[(f64, bool)]> {
-        let key = rows.of(data)?.key.map(|k| (k, tau.to_bits()));
-        if self.key != key {
-            if self.last_tau != Some(tau.to_bits()) {
-                self.last_tau = Some(tau.to_bits());
-                return None;
-            }
-            self.scaled.clear();
-            self.scaled
-                .extend(data.y.iter().map(|&y| scaled_weight(y, tau)));
-            self.key = key;
-        }
-        Some(&self.scaled)
-    }
-}
-
-/// ||x_i||^2 = `dot(x_i, x_i)`, ||x_i|| and whether x_i = 0, for every row of one data set,
-/// computed once per run ([`crate::dpsgd::Stepper::new`] fills them) so that the per-sample
-/// kernels of the linear losses and of Appendix L read one number instead of the row. The values
-/// are those the kernels would compute ([`crate::linalg::dot`], then `sqrt`), so the results are bit-identical
-/// with or without them. They belong to the data set they were filled from (matched by buffer
-/// address and shape); for any other data set [`RowNorms::of`] gives `None` and the kernels
-/// compute the norms.
+/// ||x_i||^2 = `dot(x_i, x_i)`, ||x_i|| and whether x_i = 0, for every row of one data set, so
+/// that the per-sample kernels of the linear losses and of Appendix L read one number instead of
+/// the row. The values are those the kernels would compute ([`crate::linalg::dot`], then `sqrt`).
 #[derive(Debug, Default, Clone)]
-pub struct RowNorms {
-    key: Option<(usize, usize, usize)>,
+pub(crate) struct RowNorms {
     /// ||x_i||^2 as [`crate::linalg::dot`] computes it.
     pub(crate) sq: Vec<f64>,
     /// ||x_i||.
@@ -102,29 +138,16 @@ pub struct RowNorms {
 }
 
 impl RowNorms {
-    fn key(data: &Dataset) -> (usize, usize, usize) {
-        (data.x.as_ptr() as usize, data.x.len(), data.d)
-    }
-
-    /// Computes the norms of `data`'s rows (O(n d), allocates). Crate-private: the caller must keep
-    /// `data` alive and unchanged while the norms are used (the [`crate::dpsgd::Stepper`] borrows it).
-    pub(crate) fn fill(&mut self, data: &Dataset) {
-        self.sq.clear();
-        self.norm.clear();
-        self.zero.clear();
+    /// The norms of `data`'s rows (O(n d)).
+    fn of(data: &Dataset) -> Self {
+        let mut t = RowNorms::default();
         for r in data.x.chunks_exact(data.d) {
             let sq = dot(r, r);
-            self.sq.push(sq);
-            self.norm.push(sq.sqrt());
-            self.zero.push(r.iter().all(|&v| v == 0.0));
+            t.sq.push(sq);
+            t.norm.push(sq.sqrt());
+            t.zero.push(r.iter().all(|&v| v == 0.0));
         }
-        self.key = Some(Self::key(data));
-    }
-
-    /// The norms, if they were filled from `data`.
-    #[inline]
-    pub(crate) fn of(&self, data: &Dataset) -> Option<&Self> {
-        (self.key == Some(Self::key(data))).then_some(self)
+        t
     }
 }
 
@@ -288,15 +311,23 @@ mod tests {
             // would change the sum (next to O(1) rows its contribution rounds away)
             let full: Vec<usize> = (0..n).chain([3, 1, 0]).collect();
             let small: Vec<usize> = (0..n).filter(|i| i % 4 < 2).collect();
-            let mut cached = Scratch::default();
-            cached.rows.fill(&data);
-            assert!(cached.rows.of(&data).is_some());
+            let tables = RunTables::new(&data, None);
+            assert!(tables.rows().norms().is_some());
             for (loss, batch) in losses.iter().flat_map(|l| [(l, &full), (l, &small)]) {
                 for scale in [0.0, 0.1, 3.0] {
                     let w: Vec<f64> = (0..d).map(|k| scale * ((k % 5) as f64 - 1.5)).collect();
                     for tau in [1e-3, 1.0, 1e3] {
                         let (mut a, mut b) = (vec![1.0; d], vec![2.0; d]);
-                        let sa = loss.clipped_grad_sum(&w, &data, batch, tau, &mut a, &mut cached);
+                        let mut cached = Scratch::default();
+                        let clip = PerSampleBound::Clip(tau);
+                        let sa = loss.bounded_grad_sum(
+                            &w,
+                            tables.rows(),
+                            batch,
+                            clip,
+                            &mut a,
+                            &mut cached,
+                        );
                         let mut plain = Scratch::default();
                         let sb = loss.clipped_grad_sum(&w, &data, batch, tau, &mut b, &mut plain);
                         assert_eq!(sa, sb, "{} d {d}", loss.name());
@@ -311,10 +342,10 @@ mod tests {
             }
         }
     }
-    /// The sharp loss's table of c_i a_i ([`LabelClip`]) gives the sum bit for bit as computed
-    /// without it, through a sequence of clip norms that fills the table, changes tau (the table
-    /// must not be reused at another tau) and returns to an earlier one; with weights 0, weights
-    /// equal to tau, and centers equal to w (r = 0, skipped, so not counted as clipped).
+    /// The sharp loss's table of c_i a_i ([`LabelClip`], computed at the run's constant tau = 1)
+    /// gives the sum bit for bit as computed without it; at any other tau it is not used (a
+    /// table read at the wrong tau would change the sum); with weights 0, weights equal to tau,
+    /// and centers equal to w (r = 0, skipped, so not counted as clipped).
     #[test]
     fn sharp_label_table_is_bit_identical() {
         for d in [2, 5, 33] {
@@ -334,14 +365,16 @@ mod tests {
             let batch: Vec<usize> = (0..n).chain([7, 2, 0]).collect();
             // w equal to row 3's center: that sample has r = 0
             let w = data.row(3).to_vec();
-            let mut cached = Scratch::default();
-            cached.rows.fill(&data);
+            let tables = RunTables::new(&data, Some(1.0));
             let taus = [1.0, 1.0, 1.0, 2.5, 2.5, 0.3, 1.0, 1.0, 2.5, 2.5, 2.5];
             let mut used = 0;
             for (t, &tau) in taus.iter().enumerate() {
                 let (mut a, mut b) = (vec![1.0; d], vec![2.0; d]);
-                let sa = loss.clipped_grad_sum(&w, &data, &batch, tau, &mut a, &mut cached);
-                used += usize::from(cached.label_clip.key.is_some_and(|k| k.1 == tau.to_bits()));
+                let clip = PerSampleBound::Clip(tau);
+                let mut cached = Scratch::default();
+                let sa =
+                    loss.bounded_grad_sum(&w, tables.rows(), &batch, clip, &mut a, &mut cached);
+                used += usize::from(tables.rows().label_clip(tau).is_some());
                 let sb =
                     loss.clipped_grad_sum(&w, &data, &batch, tau, &mut b, &mut Scratch::default());
                 assert_eq!(sa, sb, "d {d} step {t} tau {tau}");
@@ -351,8 +384,8 @@ mod tests {
                 );
                 assert_eq!(bits(&a), bits(&b), "d {d} step {t} tau {tau}");
             }
-            // the table served the repeated taus (steps 1, 2, 4, 7, 9, 10), so it was tested
-            assert_eq!(used, 6, "d {d}");
+            // the table served the steps at tau = 1 (0, 1, 2, 6, 7), so it was tested
+            assert_eq!(used, 5, "d {d}");
         }
     }
 }

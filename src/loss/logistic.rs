@@ -3,7 +3,7 @@
 
 use super::kernel::{check_dim, gather_with_bias, sized};
 use super::softmax::{check_class_labels, softmax_in_place, softmax_residual_in_place};
-use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch};
+use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Rows, Scratch};
 use super::{softmax_onepass, softmax_small};
 use crate::dataset::Dataset;
 use crate::error::Result;
@@ -191,12 +191,13 @@ impl Loss for SoftmaxLoss {
     fn bounded_grad_sum(
         &self,
         w: &[f64],
-        data: &Dataset,
+        data: Rows<'_>,
         batch: &[usize],
         bound: PerSampleBound,
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
+        let data = data.data();
         let (d, m, bsz) = (self.d, self.m, batch.len());
         let dd = d + 1;
         match m {

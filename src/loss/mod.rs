@@ -30,7 +30,7 @@ pub use softmax_small::bench_clipped_sum2;
 pub use tanh_net::TanhNet;
 
 pub use clip::{ClipStats, PerSampleBound, clip_factor};
-pub use kernel::{LabelClip, RowNorms, Scratch, materialized_bounded_sum};
+pub use kernel::{Rows, RunTables, Scratch, materialized_bounded_sum};
 pub use spec::LossSpec;
 
 /// A per-sample loss l(w, x, y) on parameters w in R^p.
@@ -86,16 +86,18 @@ pub trait Loss: Send + Sync {
     /// The default materializes one per-sample gradient at a time
     /// ([`materialized_bounded_sum`]); an override must count clipped samples with
     /// [`ClipStats::record`].
+    /// `data` is the data set with the run's tables ([`RunTables::rows`]) or without them
+    /// (`(&dataset).into()`); the sum is the same, bit for bit.
     fn bounded_grad_sum(
         &self,
         w: &[f64],
-        data: &Dataset,
+        data: Rows<'_>,
         batch: &[usize],
         bound: PerSampleBound,
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
-        materialized_bounded_sum(self, w, data, batch, bound, out, scratch)
+        materialized_bounded_sum(self, w, &data, batch, bound, out, scratch)
     }
 
     /// Adds sum_{i in batch} clip(grad f_i(w), tau) into `out` (length p, overwritten), Eq. (2):
@@ -109,7 +111,14 @@ pub trait Loss: Send + Sync {
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
-        self.bounded_grad_sum(w, data, batch, PerSampleBound::Clip(tau), out, scratch)
+        self.bounded_grad_sum(
+            w,
+            data.into(),
+            batch,
+            PerSampleBound::Clip(tau),
+            out,
+            scratch,
+        )
     }
 }
 

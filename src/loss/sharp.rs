@@ -5,7 +5,7 @@
 //! (Assumption 6.4; Appendix E shows f(w) - f(w*) >= ||w - w*|| / 4 beyond D for unit weights).
 
 use super::clip::scaled_weight;
-use super::kernel::{accumulate, by_dim, check_dim, dim_view, materialized_bounded_sum};
+use super::kernel::{Rows, accumulate, by_dim, check_dim, dim_view, materialized_bounded_sum};
 use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch};
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
@@ -75,16 +75,18 @@ impl Loss for SharpLoss {
     fn bounded_grad_sum(
         &self,
         w: &[f64],
-        data: &Dataset,
+        data: Rows<'_>,
         batch: &[usize],
         bound: PerSampleBound,
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
         let PerSampleBound::Clip(tau) = bound else {
-            return materialized_bounded_sum(self, w, data, batch, bound, out, scratch);
+            return materialized_bounded_sum(self, w, &data, batch, bound, out, scratch);
         };
-        match scratch.label_clip.at(&scratch.rows, data, tau) {
+        let _ = scratch;
+        let data = &data;
+        match data.label_clip(tau) {
             Some(table) => by_dim!(data.d, sharp_sum(w, data, batch, out, |i| table[i])),
             None => {
                 let scaled = |i: usize| scaled_weight(data.y[i], tau);
@@ -96,7 +98,7 @@ impl Loss for SharpLoss {
 
 /// The weighted sharp loss's clipped sum with d = D known at compile time (D = 0: read at run
 /// time); see [`by_dim`]. `scaled(i)` is (c_i a_i, c_i < 1) for the clip factor c_i =
-/// clip_factor(a_i, tau), computed or read from the table of [`super::LabelClip`].
+/// clip_factor(a_i, tau), computed or read from the run's table ([`super::RunTables`]).
 #[inline]
 fn sharp_sum<const D: usize>(
     w: &[f64],

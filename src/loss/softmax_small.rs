@@ -510,7 +510,14 @@ mod tests {
                 let (want, want_clipped) = one_at_a_time::<M>(&w, &data, &batch, bound);
                 let mut got = vec![f64::NAN; M * (d + 1)];
                 let mut scratch = Scratch::default();
-                let st = loss.bounded_grad_sum(&w, &data, &batch, bound, &mut got, &mut scratch);
+                let st = loss.bounded_grad_sum(
+                    &w,
+                    (&data).into(),
+                    &batch,
+                    bound,
+                    &mut got,
+                    &mut scratch,
+                );
                 assert_eq!(bits(&got), bits(&want), "m {M} d {d} |S| {len} {bound:?}");
                 assert_eq!((st.clipped, st.count), (want_clipped, len));
                 // the portable blocks too, where the vector blocks ran above

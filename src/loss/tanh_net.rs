@@ -9,7 +9,7 @@
 
 use super::kernel::{check_dim, gather_with_bias, sized};
 use super::softmax::{check_class_labels, softmax_in_place, softmax_residual_in_place};
-use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch};
+use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Rows, Scratch};
 use crate::dataset::Dataset;
 use crate::error::{Error, Result, check_positive};
 use crate::linalg::{Mat, dot, gemm};
@@ -118,12 +118,13 @@ impl Loss for TanhNet {
     fn bounded_grad_sum(
         &self,
         w: &[f64],
-        data: &Dataset,
+        data: Rows<'_>,
         batch: &[usize],
         bound: PerSampleBound,
         out: &mut [f64],
         scratch: &mut Scratch,
     ) -> ClipStats {
+        let data = data.data();
         let (d, h, m, bsz) = (self.d, self.h, self.m, batch.len());
         let (dd, hh) = (d + 1, h + 1);
         let (w1, w2) = self.split(w);

@@ -273,7 +273,7 @@ fn automatic_clipping_factor_matches_materialized_gradients_on_every_fast_path()
         let batch: Vec<usize> = (0..d.n).step_by(2).chain([1, 3]).collect();
         let want = by_hand(loss.as_ref(), &w, d, &batch, 0.01);
         let mut got = vec![f64::NAN; p];
-        let st = loss.bounded_grad_sum(&w, d, &batch, b, &mut got, &mut Scratch::default());
+        let st = loss.bounded_grad_sum(&w, d.into(), &batch, b, &mut got, &mut Scratch::default());
         assert_eq!(st.count, batch.len());
         let scale = norm2(&want).max(1e-300);
         let err = got
@@ -287,7 +287,7 @@ fn automatic_clipping_factor_matches_materialized_gradients_on_every_fast_path()
         let mut c2 = vec![0.0; p];
         loss.bounded_grad_sum(
             &w,
-            d,
+            d.into(),
             &batch,
             PerSampleBound::Clip(0.5),
             &mut c1,

@@ -50,8 +50,9 @@ fn a_gradient_larger_than_tau_is_clipped_in_the_step() {
             &data,
             stream(1, 0, Purpose::Sampling),
             stream(1, 0, Purpose::Noise),
-        );
-        let stats = stepper.step(loss.as_ref(), &data, 0, &mut w);
+        )
+        .unwrap();
+        let stats = stepper.step(0, &mut w);
         assert_eq!((stats.count, stats.clipped), (1, 1), "{}", loss.name());
         let moved: Vec<f64> = w.iter().zip(&w0).map(|(a, b)| a - b).collect();
         // Exactly eta * tau / b along -grad: clipped to norm tau, divided by b = 1.
@@ -240,22 +241,15 @@ fn step_bounded_with_clipping_is_the_step() {
             )
         };
         let (s, nz) = streams();
-        let mut a = Stepper::new(&alg, loss, data, s, nz);
+        let mut a = Stepper::new(&alg, loss, data, s, nz).unwrap();
         let (s, nz) = streams();
-        let mut bnd = Stepper::new(&alg, loss, data, s, nz);
+        let mut bnd = Stepper::new(&alg, loss, data, s, nz).unwrap();
         let p = loss.param_dim();
         let (mut wa, mut wb) = (vec![0.0; p], vec![0.0; p]);
         let mut clipped = 0;
         for t in 0..steps {
-            let sa = a.step(loss, data, t, &mut wa);
-            let sb = bnd.step_bounded(
-                loss,
-                data,
-                t,
-                &mut wb,
-                PerSampleBound::Clip(tau(t)),
-                z * tau(t),
-            );
+            let sa = a.step(t, &mut wa);
+            let sb = bnd.step_bounded(t, &mut wb, PerSampleBound::Clip(tau(t)), z * tau(t));
             assert_eq!(
                 sa,
                 sb,
@@ -278,4 +272,46 @@ fn step_bounded_with_clipping_is_the_step() {
         );
         assert!(norm2(&wa) > 0.1, "{}: the iterate must move", loss.name());
     }
+}
+
+/// `Stepper::new` validates what it borrows for its lifetime: a data set of another size than
+/// the configured n, or labels the loss cannot read (class 7 of a 2-class softmax, which the
+/// m <= 4 kernel would otherwise silently treat as no class), are refused with an error naming
+/// them. Stepping on another data set is not expressible: the stepper owns its data borrow.
+#[test]
+fn the_stepper_validates_its_data_set_and_loss() {
+    let alg = DpSgd::new(
+        DpSgdConfig::new(
+            1,
+            1.0,
+            StepSchedule::Constant(0.1),
+            StepSchedule::Constant(1.0),
+            NoiseSpec::None,
+        ),
+        2,
+        None,
+    )
+    .unwrap();
+    let loss = SoftmaxLoss::new(1, 2);
+    let new = |data: &Dataset| {
+        Stepper::new(
+            &alg,
+            &loss,
+            data,
+            stream(1, 0, Purpose::Sampling),
+            stream(1, 0, Purpose::Noise),
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        new(&Dataset::new(vec![1.0, 2.0], vec![0.0, 1.0], 1).unwrap()),
+        Ok(())
+    );
+    let three = Dataset::new(vec![1.0, 2.0, 3.0], vec![0.0, 1.0, 0.0], 1).unwrap();
+    let e = new(&three).unwrap_err();
+    assert!(e.contains("n = 2") && e.contains("n = 3"), "{e}");
+    let bad_label = Dataset::new(vec![1.0, 2.0], vec![0.0, 7.0], 1).unwrap();
+    let e = new(&bad_label).unwrap_err();
+    assert!(e.contains("label of sample 1 is 7"), "{e}");
 }
