@@ -8,6 +8,7 @@
 
 pub mod figure;
 pub mod fit;
+pub mod replicate;
 pub mod report;
 pub mod results;
 pub mod runner;
