@@ -88,7 +88,7 @@ fn tiny_spec_runs_end_to_end() {
         );
     }
     // The fixed-tau series is an ablation: no bound.
-    assert!(s.series[2].verdict.starts_with("ablation"));
+    assert!(s.series[2].verdict.to_string().starts_with("ablation"));
     assert!(
         cells
             .values()
@@ -505,7 +505,11 @@ k = "inf"
     // n follows phi: n = ceil(sqrt(nu d log(1/delta)) / (phi eps)).
     assert!(cells[&1].n > cells[&0].n);
     let s = experiment::finalize(&spec, &cells, &out, None).unwrap();
-    assert!(s.series.iter().all(|x| x.verdict.contains("G phi^(1-1/k)")));
+    assert!(
+        s.series
+            .iter()
+            .all(|x| x.verdict.to_string().contains("G phi^(1-1/k)"))
+    );
     // G = 3 ||v|| = 3 sqrt(d/2) (Eq. 100), the lower bound c_lower G phi^(1-1/k) per replicate.
     let r = &cells[&0].replicates[0];
     assert!((r.g - 6.0).abs() < 1e-12);
