@@ -9,14 +9,14 @@ use super::solver::{self, Reference};
 use super::spec::{ClipRule, FreeConstant, HeavyShift, Spec, StartSpec, Vary};
 use crate::config::{DataSpec, exact_lipschitz_k_norm};
 use crate::data::Dataset;
-use crate::dpsgd::{DpSgd, Init, Projection, StepSchedule};
+use crate::dpsgd::{DpSgd, Init, Projection};
 use crate::error::{Error, Result};
 use crate::loss::{Loss, LossSpec, mean_grad, mean_value, norm2, per_sample_lipschitz};
 use crate::rng::{Purpose, derive_seed, stream};
 use crate::stats::quantile;
 use crate::theory::bounds;
 use crate::theory::phi::{PhiInputs, phi as phi_of};
-use crate::theory::{TheoremId, TheoryParams, prescribe};
+use crate::theory::{ClipNorm, RunSchedule, TheoremId, TheoryParams, prescribe_with_clip};
 
 /// Stream tag of a series' data set (`Purpose::Other`); part of the results' random streams.
 const DATA_TAG: u64 = 0xda7a;
@@ -131,16 +131,19 @@ struct ScheduleInputs {
 }
 
 impl ScheduleInputs {
-    fn prescription(&self, c: f64) -> Result<crate::theory::Prescription> {
+    /// The prescription at free constant `c` under the clip rule `clip`.
+    fn prescription(&self, c: f64, clip: ClipNorm) -> Result<crate::theory::Prescription> {
         let mut p = self.params.clone();
         p.c = Some(c);
-        prescribe(self.sched, self.point.phi, &p)
+        prescribe_with_clip(self.sched, self.point.phi, &p, clip)
     }
 
     /// C minimizing the bound (golden section on log C over [1e-4, 1e4] x dist0).
     fn optimal_c(&self) -> Result<f64> {
         let d0 = self.params.dist0.unwrap_or(1.0).max(1e-12);
-        let bound = |lc: f64| -> Result<Option<f64>> { Ok(self.prescription(lc.exp())?.bound) };
+        let bound = |lc: f64| -> Result<Option<f64>> {
+            Ok(self.prescription(lc.exp(), ClipNorm::Theorem)?.bound)
+        };
         if bound(d0.ln())?.is_none() {
             // No bound (a missing problem constant): C minimizing the D0^2/C + 2C part.
             return Ok(d0 / 2f64.sqrt());
@@ -298,7 +301,16 @@ pub fn run_replicate(
         (_, FreeConstant::Value(v)) => v,
         (_, FreeConstant::Rule(_)) => setup.optimal_c()?,
     };
-    let pres = setup.prescription(cst)?;
+    // Ablation: a clip norm that does not grow as phi shrinks, with the theorem's eta formula at
+    // that tau (and no bound); H.1 holds for any tau, so its rule is inside the theorem.
+    let clip = match ser.clip {
+        ClipRule::Fixed(t) if sched.full_version() != TheoremId::H1 => ClipNorm::Fixed(t),
+        ClipRule::Quantile(q) if sched.full_version() != TheoremId::H1 => {
+            ClipNorm::Fixed(quantile(gi.as_deref().unwrap_or(&[1.0]), q))
+        }
+        _ => ClipNorm::Theorem,
+    };
+    let pres = setup.prescription(cst, clip)?;
     let d = spec.dim()? as f64;
     let b = raw.batch_size;
     if b > point.n as f64 {
@@ -318,34 +330,15 @@ pub fn run_replicate(
         b,
         projection,
     )?;
-    let mut bound = if raw.theorem.is_lower_bound() {
-        lower_bound_value(spec, s, g, point.phi)?
-    } else {
-        pres.bound
+    let bound = match clip {
+        ClipNorm::Fixed(_) => None,
+        ClipNorm::Theorem if raw.theorem.is_lower_bound() => {
+            lower_bound_value(spec, s, g, point.phi)?
+        }
+        ClipNorm::Theorem => pres.bound,
     };
     let steps = cfg.steps;
-    let psi = pres.psi.expect("upper-bound schedule has psi");
-    let mut tau = pres.tau.expect("schedule has tau");
-    let mut eta = pres.eta.expect("schedule has eta");
-    let fixed = match ser.clip {
-        ClipRule::Fixed(t) if sched.full_version() != TheoremId::H1 => Some(t),
-        ClipRule::Quantile(q) if sched.full_version() != TheoremId::H1 => {
-            Some(quantile(gi.as_deref().unwrap_or(&[1.0]), q))
-        }
-        _ => None,
-    };
-    if let Some(t) = fixed {
-        // Ablation: the theorem's eta formula with a clip norm that does not grow as phi shrinks.
-        tau = t;
-        eta = if sched.full_version() == TheoremId::N1 {
-            bounds::n1_eta(cst, steps as f64, t, setup.params.l.unwrap_or(1.0), psi)
-        } else {
-            bounds::eta_convex(cst, steps as f64, t, psi)
-        };
-        cfg.clip_norm = StepSchedule::Constant(tau);
-        cfg.learning_rate = StepSchedule::Constant(eta);
-        bound = None;
-    }
+    let RunSchedule { tau, eta, .. } = pres.run_schedule()?;
     let grad_risk = gradient_risk(raw.theorem);
     let mut gbuf = vec![0.0; p];
     let risk0 = risk_at(
