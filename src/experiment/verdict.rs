@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::fit::{self, Fit};
-use super::notes;
+use super::notes::{self, RELAXED};
 use super::probability::{Probability, probability_check};
 use super::replicate::{gradient_risk, schedule_theorem};
 use super::runner::CellResult;
@@ -72,10 +72,6 @@ pub struct SeriesSummary {
     /// The verdict.
     pub verdict: Verdict,
 }
-
-/// lambda_min S at which a quadratic model of the run has relaxed from w0 (e^-3 = 5% of the
-/// initial distance left): below it the iterate has barely moved and no rate can show.
-pub const RELAXED: f64 = 3.0;
 
 /// One spec's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
