@@ -145,7 +145,7 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
 /// An error (exit code 2) when any series is a VIOLATION, so that scripts and CI can rely on
 /// `verify`'s exit status; the table and report are written first.
 fn violation_exit(summaries: &[experiment::SpecSummary]) -> Result<()> {
-    let bad = report::violations(summaries);
+    let bad = experiment::verdict::violations(summaries);
     if !bad.is_empty() {
         anyhow::bail!(
             "{} series are VIOLATIONs (OR above the explicit bound): {}",

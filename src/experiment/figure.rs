@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 
 use super::fit;
-use super::report::{SpecSummary, fmt_slope, reps_of};
+use super::report::fmt_slope;
 use super::runner::CellResult;
 use super::spec::Spec;
+use super::verdict::{SpecSummary, reps_of};
 use crate::plot::{Figure, Series, Style};
 
 /// The figure: risk against phi per series with bootstrap-free 95% error bars (mean +- 1.96 se),

@@ -8,18 +8,22 @@
 
 pub mod figure;
 pub mod fit;
+mod notes;
+pub mod probability;
+pub mod replicate;
 pub mod report;
 pub mod results;
 pub mod runner;
 pub mod solver;
 pub mod spec;
+pub mod verdict;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub use report::{SpecSummary, summarize};
 pub use runner::{CellResult, RunOptions, run};
 pub use spec::{ExperimentSpec, Scale, Spec};
+pub use verdict::{SpecSummary, summarize};
 
 use crate::error::{Error, Result};
 

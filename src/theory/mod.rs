@@ -14,4 +14,7 @@ pub use alpha::{
     per_sample_minima,
 };
 pub use phi::{PhiInputs, epsilon_for_phi, n_for_phi, phi, psi};
-pub use schedules::{BoundKind, Prescription, Schedule, TheoremId, TheoryParams, prescribe};
+pub use schedules::{
+    BoundKind, ClipNorm, Prescription, RunSchedule, Schedule, TheoremId, TheoryParams, prescribe,
+    prescribe_with_clip,
+};

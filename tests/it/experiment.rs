@@ -86,7 +86,7 @@ fn tiny_spec_runs_end_to_end() {
         );
     }
     // The fixed-tau series is an ablation: no bound.
-    assert!(s.series[2].verdict.starts_with("ablation"));
+    assert!(s.series[2].verdict.to_string().starts_with("ablation"));
     assert!(
         cells
             .values()
@@ -488,7 +488,11 @@ k = "inf"
     // n follows phi: n = ceil(sqrt(nu d log(1/delta)) / (phi eps)).
     assert!(cells[&1].n > cells[&0].n);
     let s = experiment::finalize(&spec, &cells, &out, None).unwrap();
-    assert!(s.series.iter().all(|x| x.verdict.contains("G phi^(1-1/k)")));
+    assert!(
+        s.series
+            .iter()
+            .all(|x| x.verdict.to_string().contains("G phi^(1-1/k)"))
+    );
     // G = 3 ||v|| = 3 sqrt(d/2) (Eq. 100), the lower bound c_lower G phi^(1-1/k) per replicate.
     let r = &cells[&0].replicates[0];
     assert!((r.g - 6.0).abs() < 1e-12);
@@ -519,7 +523,7 @@ fn newton_converges_on_the_heavy_tailed_robust_regression_data_sets() {
         raw.fresh_data = true;
         let spec = Spec::new(raw, Scale::Full).unwrap();
         for (s, r) in (0..spec.raw.series.len()).flat_map(|s| (0..reps).map(move |r| (s, r))) {
-            let data = runner::build_data(&spec, s, 400, r).unwrap();
+            let data = dpsgd_lab::experiment::replicate::build_data(&spec, s, 400, r).unwrap();
             let loss = spec.raw.loss.build(&data).unwrap();
             let refr = solver::solve(&spec.raw.loss, loss.as_ref(), &data)
                 .unwrap_or_else(|e| panic!("{file} series {s} replicate {r}: {e}"));

@@ -75,8 +75,8 @@ impl Schedule for ThmH1 {
         self.tau
     }
     /// eta = C / (T tau) psi^(-1/2) (before Eq. 42).
-    fn step_size(&self, steps: f64, psi: f64) -> f64 {
-        bounds::eta_convex(self.c, steps, self.tau, psi)
+    fn step_size(&self, steps: f64, psi: f64, tau: f64) -> f64 {
+        bounds::eta_convex(self.c, steps, tau, psi)
     }
     /// Eq. (48): terms (A) and (B).
     fn bound_terms(&self, steps: f64, phi: f64) -> std::result::Result<Vec<Term>, Vec<String>> {

@@ -47,8 +47,8 @@ impl Schedule for ThmI1 {
         bounds::i1_tau(self.g, self.gamma, self.k, psi)
     }
     /// Thm I.1: eta = D_W / (T tau) psi^(-1/2).
-    fn step_size(&self, steps: f64, psi: f64) -> f64 {
-        bounds::eta_convex(self.d_w, steps, self.clip_norm(psi), psi)
+    fn step_size(&self, steps: f64, psi: f64, tau: f64) -> f64 {
+        bounds::eta_convex(self.d_w, steps, tau, psi)
     }
     /// Eq. (60).
     fn bound_terms(&self, steps: f64, phi: f64) -> std::result::Result<Vec<Term>, Vec<String>> {

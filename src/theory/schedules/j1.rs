@@ -55,8 +55,8 @@ impl Schedule for ThmJ1 {
         bounds::j1_tau(self.g, self.gamma, self.k, psi)
     }
     /// eta = C / (T tau) psi^(-1/2) (before Eq. 69).
-    fn step_size(&self, steps: f64, psi: f64) -> f64 {
-        bounds::eta_convex(self.c, steps, self.clip_norm(psi), psi)
+    fn step_size(&self, steps: f64, psi: f64, tau: f64) -> f64 {
+        bounds::eta_convex(self.c, steps, tau, psi)
     }
     /// Eq. (70), two terms.
     fn bound_terms(&self, steps: f64, phi: f64) -> std::result::Result<Vec<Term>, Vec<String>> {

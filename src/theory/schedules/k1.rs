@@ -69,8 +69,8 @@ impl Schedule for ThmK1 {
         bounds::k1_tau(self.g, self.k, psi)
     }
     /// eta = C / (T tau) psi^(-1/2) (before Eq. 95).
-    fn step_size(&self, steps: f64, psi: f64) -> f64 {
-        bounds::eta_convex(self.c, steps, self.clip_norm(psi), psi)
+    fn step_size(&self, steps: f64, psi: f64, tau: f64) -> f64 {
+        bounds::eta_convex(self.c, steps, tau, psi)
     }
     /// Eq. (95), two terms.
     fn bound_terms(&self, steps: f64, phi: f64) -> std::result::Result<Vec<Term>, Vec<String>> {

@@ -267,7 +267,36 @@ pub struct Prescription {
     pub notes: Vec<String>,
 }
 
+/// The DP-SGD schedule of an upper-bound prescription, all present.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunSchedule {
+    /// T.
+    pub steps: u64,
+    /// psi = 1/T + phi^2.
+    pub psi: f64,
+    /// Clip norm tau.
+    pub tau: f64,
+    /// Step size eta.
+    pub eta: f64,
+}
+
 impl Prescription {
+    /// (T, psi, tau, eta); an error for a lower bound, which prescribes no schedule.
+    pub fn run_schedule(&self) -> Result<RunSchedule> {
+        match (self.steps, self.psi, self.tau, self.eta) {
+            (Some(steps), Some(psi), Some(tau), Some(eta)) => Ok(RunSchedule {
+                steps,
+                psi,
+                tau,
+                eta,
+            }),
+            _ => Err(Error::param(format!(
+                "Thm {} is a lower bound and prescribes no DP-SGD schedule",
+                self.theorem
+            ))),
+        }
+    }
+
     /// Algorithm 1 configured as this theorem prescribes: T steps, constant eta and tau, noise
     /// of Thm 3.4 with the (nu, epsilon, delta) that produced phi, and the random iterate
     /// (line 7). `privacy` must give back this prescription's phi through Eq. (1), so that the
@@ -279,12 +308,9 @@ impl Prescription {
         batch_size: f64,
         projection: Projection,
     ) -> Result<DpSgdConfig> {
-        let (Some(steps), Some(tau), Some(eta)) = (self.steps, self.tau, self.eta) else {
-            return Err(Error::param(format!(
-                "Thm {} is a lower bound and prescribes no DP-SGD schedule",
-                self.theorem
-            )));
-        };
+        let RunSchedule {
+            steps, tau, eta, ..
+        } = self.run_schedule()?;
         let ph = phi_of(privacy)?;
         if (ph - self.phi).abs() > 1e-12 * self.phi {
             return Err(Error::param(format!(
@@ -323,8 +349,9 @@ pub trait Schedule {
     fn steps(&self, phi: f64) -> f64;
     /// tau at psi.
     fn clip_norm(&self, psi: f64) -> f64;
-    /// eta at (T, psi), with tau = `clip_norm(psi)`.
-    fn step_size(&self, steps: f64, psi: f64) -> f64;
+    /// eta at (T, psi) for clip norm tau (the theorem's is `clip_norm(psi)`; a [`ClipNorm::Fixed`]
+    /// ablation passes its own), with the `psi` of this T.
+    fn step_size(&self, steps: f64, psi: f64, tau: f64) -> f64;
     /// The bound's terms at (T, phi), or the names of the missing problem constants.
     fn bound_terms(&self, steps: f64, phi: f64) -> std::result::Result<Vec<Term>, Vec<String>>;
     /// Probability over the data set.
@@ -472,6 +499,28 @@ fn common_notes(id: TheoremId, k: f64) -> Vec<String> {
 
 /// The prescription of theorem `id` at `phi` (0 < phi < 1), with the inputs in `p`.
 pub fn prescribe(id: TheoremId, phi: f64, p: &TheoryParams) -> Result<Prescription> {
+    prescribe_with_clip(id, phi, p, ClipNorm::Theorem)
+}
+
+/// The clip norm a run uses: the theorem's tau, or a fixed one (an ablation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ClipNorm {
+    /// The theorem's tau (`Schedule::clip_norm`).
+    Theorem,
+    /// A fixed tau that does not follow phi: the theorem's eta formula is applied at this tau,
+    /// and the theorem's bound does not apply (the prescription has none).
+    Fixed(f64),
+}
+
+/// [`prescribe`] with the clip rule: under [`ClipNorm::Fixed`] tau is the given value, eta is the
+/// theorem's formula at that tau (J.1/K.1/H.1: Eq. before 69 / 95 / 42; I.1 with C = D_W; N.1:
+/// before Eq. 144), and `bound` is None. T and psi do not depend on tau.
+pub fn prescribe_with_clip(
+    id: TheoremId,
+    phi: f64,
+    p: &TheoryParams,
+    clip: ClipNorm,
+) -> Result<Prescription> {
     check_open("phi", phi, 0.0, 1.0)
         .map_err(|e| Error::param(format!("{e} (every theorem assumes phi < 1, Eq. 1)")))?;
     if id.is_lower_bound() {
@@ -510,9 +559,14 @@ pub fn prescribe(id: TheoremId, phi: f64, p: &TheoryParams) -> Result<Prescripti
     let steps = round_steps(steps_formula);
     let t = steps as f64;
     let ps = psi(t, phi);
-    let (bound, terms, missing) = match s.bound_terms(t, phi) {
-        Ok(terms) => (Some(bounds::total(&terms)), terms, Vec::new()),
-        Err(m) => (None, Vec::new(), m),
+    let (bound, terms, missing) = match (clip, s.bound_terms(t, phi)) {
+        (ClipNorm::Fixed(_), _) => (None, Vec::new(), Vec::new()),
+        (ClipNorm::Theorem, Ok(terms)) => (Some(bounds::total(&terms)), terms, Vec::new()),
+        (ClipNorm::Theorem, Err(m)) => (None, Vec::new(), m),
+    };
+    let tau = match clip {
+        ClipNorm::Theorem => s.clip_norm(ps),
+        ClipNorm::Fixed(tau) => tau,
     };
     let mut notes = common_notes(id, k);
     if id.full_version() == TheoremId::H1 {
@@ -536,8 +590,8 @@ pub fn prescribe(id: TheoremId, phi: f64, p: &TheoryParams) -> Result<Prescripti
         steps_formula: Some(steps_formula),
         steps: Some(steps),
         psi: Some(ps),
-        tau: Some(s.clip_norm(ps)),
-        eta: Some(s.step_size(t, ps)),
+        tau: Some(tau),
+        eta: Some(s.step_size(t, ps, tau)),
         bound,
         terms,
         missing,

@@ -58,8 +58,8 @@ impl Schedule for ThmN1 {
         bounds::n1_tau(self.g, self.gamma, self.c, self.l, self.k, psi)
     }
     /// eta = C / (T tau sqrt(L)) psi^(-1/2) (before Eq. 144).
-    fn step_size(&self, steps: f64, psi: f64) -> f64 {
-        bounds::n1_eta(self.c, steps, self.clip_norm(psi), self.l, psi)
+    fn step_size(&self, steps: f64, psi: f64, tau: f64) -> f64 {
+        bounds::n1_eta(self.c, steps, tau, self.l, psi)
     }
     /// Eq. (146).
     fn bound_terms(&self, steps: f64, phi: f64) -> std::result::Result<Vec<Term>, Vec<String>> {

@@ -196,3 +196,39 @@ fn round_steps_keeps_exact_integers() {
     assert_eq!(round_steps(1.0 / (0.01f64 * 0.01)), 10_000);
     assert_eq!(round_steps(3333.3333), 3334);
 }
+
+/// A fixed clip norm (the ablation) keeps T and psi, takes tau as given, applies the theorem's
+/// eta formula at that tau (bit for bit the formula the runner used to apply after the fact), and
+/// has no bound; the theorem's clip rule is unchanged.
+#[test]
+fn fixed_clip_norm_applies_the_eta_formula_at_that_tau() {
+    let p = TheoryParams {
+        l: Some(2.0),
+        f_gap: Some(1.0),
+        ..base()
+    };
+    for id in [TheoremId::J1, TheoremId::K1, TheoremId::N1] {
+        let theorem = prescribe(id, 0.01, &p).unwrap();
+        let fixed = prescribe_with_clip(id, 0.01, &p, ClipNorm::Fixed(0.3)).unwrap();
+        let s = fixed.run_schedule().unwrap();
+        let t = s.steps as f64;
+        let eta = if id == TheoremId::N1 {
+            bounds::n1_eta(1.0, t, 0.3, 2.0, s.psi)
+        } else {
+            bounds::eta_convex(1.0, t, 0.3, s.psi)
+        };
+        assert_eq!(
+            (fixed.steps, fixed.psi),
+            (theorem.steps, theorem.psi),
+            "{id}"
+        );
+        assert_eq!((s.tau, s.eta.to_bits()), (0.3, eta.to_bits()), "{id}");
+        assert_eq!(fixed.bound, None, "{id}");
+        assert_ne!(theorem.tau, Some(0.3), "{id}");
+        let again = prescribe_with_clip(id, 0.01, &p, ClipNorm::Theorem).unwrap();
+        assert_eq!(again, theorem, "{id}");
+    }
+    // A lower bound prescribes no schedule: an error, not a panic.
+    let lower = prescribe(TheoremId::L1, 0.01, &base()).unwrap();
+    assert!(lower.run_schedule().is_err());
+}

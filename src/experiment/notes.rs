@@ -1,0 +1,74 @@
+//! The notes of a spec's report: the constants and conventions of the run and of its verdicts,
+//! stated in words.
+
+use super::replicate::schedule_theorem;
+use super::spec::Spec;
+
+/// lambda_min S at which a quadratic model of the run has relaxed from w0 (e^-3 = 5% of the
+/// initial distance left): below it the iterate has barely moved and no rate can show.
+pub const RELAXED: f64 = 3.0;
+
+/// The constants and conventions of `spec`, stated in its report.
+pub(crate) fn notes(spec: &Spec) -> Vec<String> {
+    let raw = &spec.raw;
+    let mut notes = vec![
+        if raw.constants.w0 == Some(super::spec::StartSpec::Zero) {
+            "w0 = 0, so ||w0 - w*|| = ||w*|| of each data set (used in the schedule and the bound); w* from the exact non-private solver".to_string()
+        } else {
+            format!(
+                "w0 = w* + {} (1, ..., 1)/sqrt(p), so ||w0 - w*|| = {} exactly; w* from the exact non-private solver of each data set",
+                crate::error::fmt_num(raw.constants.dist0),
+                crate::error::fmt_num(raw.constants.dist0)
+            )
+        },
+        format!(
+            "verdicts (upper bounds): 'rate consistent' when the smallest-decade slope >= predicted - {tol}; otherwise 'untestable at this scale' when the bound exceeds the do-nothing risk (the risk at w0) in every cell of the smallest decade (the bound then says nothing the starting point does not, and lambda_min S < {RELAXED} means the iterate has barely left w0), else 'pre-asymptotic'",
+            tol = raw.slope_tolerance
+        ),
+        match raw.constants.c {
+            _ if schedule_theorem(raw.theorem).full_version() == crate::theory::TheoremId::I1 => {
+                "Thm I.1 has no free C: eta = D_W/(T tau) psi^(-1/2), so the C column shows D_W".to_string()
+            }
+            super::spec::FreeConstant::Value(c) => format!("C = {c} (given)"),
+            _ => "C chosen per replicate to minimize the theorem's explicit bound (golden section on log C); the range used is in the table below".to_string(),
+        },
+        format!(
+            "risk estimated at K = {} iterates drawn uniformly from 0..T per run (unbiased for the random iterate of Algorithm 1), averaged over {} run(s) of Algorithm 1 per data set, R = {} replicates per cell, {} data per replicate",
+            spec.iterates,
+            raw.runs_per_data,
+            spec.replicates,
+            if raw.fresh_data { "fresh" } else { "one fixed data set, the same" }
+        ),
+        format!(
+            "fit: OLS of log(mean risk) on log phi; 95% percentile bootstrap over replicates ({} resamples); 'rate consistent' when the smallest-decade slope >= predicted - {}",
+            spec.bootstrap, raw.slope_tolerance
+        ),
+        format!(
+            "privacy: Thm 3.4 noise, nu = {}, delta = {}; phi swept by {}",
+            raw.privacy.nu,
+            raw.privacy.delta,
+            match raw.sweep.vary {
+                super::spec::Vary::Epsilon => "epsilon at fixed n",
+                super::spec::Vary::N => "n at fixed epsilon",
+            }
+        ),
+    ];
+    if let Some(g) = raw.constants.gamma {
+        notes.push(format!(
+            "gamma = {g}: the bound holds with probability >= 1 - gamma over the data set (1 at k = inf); the check compares the means over replicates"
+        ));
+    }
+    match raw.theorem.full_version() {
+        crate::theory::TheoremId::H1 => notes.push(
+            "Thm H.1: alpha(tau) is the upper estimate of theory::estimate_alpha (8 starts), so the bound used is at most the theorem's: a pass is rigorous; Delta(w*) from the per-sample minima".into(),
+        ),
+        crate::theory::TheoremId::K1 => notes.push(
+            "Thm K.1 needs Assumption 6.4: for the weighted sharp loss D = 2 f* / (a_bar - 16 phi^(1-1/k) G) (from f(w) - f* >= a_bar ||w - w*|| - 2 f*); when 16 phi^(1-1/k) G >= a_bar no D exists and the bound does not apply (counted in 'bound cells'); the bound holds with probability 3/4".into(),
+        ),
+        crate::theory::TheoremId::N1 => notes.push(
+            "Thm N.1: L = (1/n) sum of per-sample smoothness constants (an upper bound on f's); f(w0) - f* with f* = the Newton reference (a local minimum: f(w0) - f* is then a lower estimate, so a pass is rigorous)".into(),
+        ),
+        _ => {}
+    }
+    notes
+}

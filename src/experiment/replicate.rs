@@ -1,0 +1,445 @@
+//! The science of one replicate: the sweep point (n, epsilon, phi) of Eq. (1), the data set, the
+//! exact reference, the start w0, the theorem's schedule (with the spec's clip rule), DP-SGD, and
+//! the risk at pre-drawn iterates. The run loop that schedules replicates is in `runner.rs`.
+
+use rand::RngExt;
+
+use super::runner::ReplicateResult;
+use super::solver::{self, Reference};
+use super::spec::{ClipRule, FreeConstant, HeavyShift, Spec, StartSpec, Vary};
+use crate::config::{DataSpec, exact_lipschitz_k_norm};
+use crate::data::Dataset;
+use crate::dpsgd::{DpSgd, Init, Projection};
+use crate::error::{Error, Result};
+use crate::linalg::norm2;
+use crate::loss::{Loss, LossSpec, mean_grad, mean_value, per_sample_lipschitz};
+use crate::rng::{Purpose, derive_seed, stream};
+use crate::stats::quantile;
+use crate::theory::bounds;
+use crate::theory::phi::{PhiInputs, phi as phi_of};
+use crate::theory::{ClipNorm, RunSchedule, TheoremId, TheoryParams, prescribe_with_clip};
+
+/// Stream tag of a series' data set (`Purpose::Other`); part of the results' random streams.
+const DATA_TAG: u64 = 0xda7a;
+/// Stream tag of a replicate's DP-SGD runs (`Purpose::Other`).
+const RUN_TAG: u64 = 0x2a11;
+/// Stream tag of the draw of the K evaluated iterates (`Purpose::Other`).
+const ITER_TAG: u64 = 0x17e2;
+
+/// (n, epsilon, phi) of grid point `pi`.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepPoint {
+    /// n.
+    pub n: usize,
+    /// epsilon.
+    pub epsilon: f64,
+    /// phi of Eq. (1) at (n, epsilon).
+    pub phi: f64,
+}
+
+/// Eq. (1) at grid point `pi`: epsilon solved at the generator's n, or n rounded up at fixed
+/// epsilon (phi recomputed, so phi <= the grid value).
+pub fn sweep_point(spec: &Spec, pi: usize) -> Result<SweepPoint> {
+    let target = spec.phis[pi];
+    let pr = &spec.raw.privacy;
+    let d = spec.dim()? as f64;
+    let (n, epsilon) = match spec.raw.sweep.vary {
+        Vary::Epsilon => {
+            let n = spec.base_n()?;
+            (
+                n,
+                crate::theory::phi::epsilon_for_phi(target, n as f64, d, pr.delta, pr.nu)?,
+            )
+        }
+        Vary::N => {
+            let eps = pr.epsilon.expect("validated");
+            let n = crate::theory::phi::n_for_phi(target, d, eps, pr.delta, pr.nu)?;
+            let n = crate::theory::schedules::round_steps(n) as usize;
+            (n, eps)
+        }
+    };
+    let phi = phi_of(&PhiInputs {
+        n: n as f64,
+        d,
+        epsilon,
+        delta: pr.delta,
+        nu: pr.nu,
+    })?;
+    Ok(SweepPoint { n, epsilon, phi })
+}
+
+/// The schedule a theorem's experiment runs: the lower bounds L.1 / 6.6 run K.1's schedule (Thm
+/// 6.5 attains them), I.3 runs I.1's.
+pub fn schedule_theorem(id: TheoremId) -> TheoremId {
+    match id {
+        TheoremId::T6_6 | TheoremId::L1 => TheoremId::T6_5,
+        TheoremId::I3 => TheoremId::I1,
+        t => t,
+    }
+}
+
+/// True when the risk is E||grad f||^2 (Thm N.1), not the excess risk.
+pub fn gradient_risk(id: TheoremId) -> bool {
+    id.full_version() == TheoremId::N1
+}
+
+/// The data set of (series s, grid point, replicate r).
+pub fn build_data(spec: &Spec, s: usize, n: usize, r: usize) -> Result<Dataset> {
+    let ds = spec.series_data(s, (spec.raw.sweep.vary == Vary::N).then_some(n))?;
+    let base = derive_seed(spec.raw.seed, s as u64, Purpose::Other(DATA_TAG));
+    let rep = if spec.raw.fresh_data { r as u64 } else { 0 };
+    let mut data = ds.build(&mut stream(base, rep, Purpose::Data))?;
+    if let Some(h) = spec.raw.series[s].heavy_shift {
+        heavy_shift(&mut data, h);
+    }
+    Ok(data)
+}
+
+fn heavy_shift(data: &mut Dataset, h: HeavyShift) {
+    let mut w = data.y.clone();
+    w.sort_by(f64::total_cmp);
+    let cut = w[((h.quantile * data.n as f64) as usize).min(data.n - 1)];
+    for i in 0..data.n {
+        if data.y[i] >= cut {
+            data.x[i * data.d] += h.offset;
+        }
+    }
+}
+
+/// G of Assumption 6.1 (the bound on the k-th moment of the per-sample Lipschitz constants) for
+/// series `s`: given in the spec, or the generator's exact k-norm.
+fn moment_bound_g(spec: &Spec, s: usize) -> Result<f64> {
+    if let Some(g) = spec.raw.constants.g {
+        return Ok(g);
+    }
+    match spec.series_data(s, None)? {
+        DataSpec::Generated(g) => exact_lipschitz_k_norm(&g, &spec.raw.loss)?.ok_or_else(|| {
+            Error::Config("the generator cannot give G for this loss and k; set constants.g".into())
+        }),
+        // Eq. (100): G = 3 ||v||.
+        DataSpec::AppendixL(a) => a.g(),
+        _ => Err(Error::Config("set constants.g for this data source".into())),
+    }
+}
+
+/// Everything a replicate needs to prescribe its DP-SGD schedule, before the free constant C is
+/// chosen: the schedule's theorem, its problem constants and the sweep point. (Not the clip-norm
+/// study's `clipnorm::train::Setup`.)
+struct ScheduleInputs {
+    sched: TheoremId,
+    params: TheoryParams,
+    point: SweepPoint,
+}
+
+impl ScheduleInputs {
+    /// The prescription at free constant `c` under the clip rule `clip`.
+    fn prescription(&self, c: f64, clip: ClipNorm) -> Result<crate::theory::Prescription> {
+        let mut p = self.params.clone();
+        p.c = Some(c);
+        prescribe_with_clip(self.sched, self.point.phi, &p, clip)
+    }
+
+    /// C minimizing the bound (golden section on log C over [1e-4, 1e4] x dist0).
+    fn optimal_c(&self) -> Result<f64> {
+        let d0 = self.params.dist0.unwrap_or(1.0).max(1e-12);
+        let bound = |lc: f64| -> Result<Option<f64>> {
+            Ok(self.prescription(lc.exp(), ClipNorm::Theorem)?.bound)
+        };
+        if bound(d0.ln())?.is_none() {
+            // No bound (a missing problem constant): C minimizing the D0^2/C + 2C part.
+            return Ok(d0 / 2f64.sqrt());
+        }
+        let (mut a, mut b) = ((1e-4 * d0).ln(), (1e4 * d0).ln());
+        let r = (5f64.sqrt() - 1.0) / 2.0;
+        let mut x1 = b - r * (b - a);
+        let mut x2 = a + r * (b - a);
+        let mut f1 = bound(x1)?.unwrap_or(f64::INFINITY);
+        let mut f2 = bound(x2)?.unwrap_or(f64::INFINITY);
+        for _ in 0..80 {
+            if f1 < f2 {
+                b = x2;
+                x2 = x1;
+                f2 = f1;
+                x1 = b - r * (b - a);
+                f1 = bound(x1)?.unwrap_or(f64::INFINITY);
+            } else {
+                a = x1;
+                x1 = x2;
+                f1 = f2;
+                x2 = a + r * (b - a);
+                f2 = bound(x2)?.unwrap_or(f64::INFINITY);
+            }
+        }
+        Ok((0.5 * (a + b)).exp())
+    }
+}
+
+/// Refuses a dist0 the run cannot represent: w0 = w* + dist0 u rounding back to w* (the run would
+/// start at the optimum and measure nothing), or a loss at w0 that overflows.
+fn check_start(loss: &dyn Loss, data: &Dataset, w_star: &[f64], w0: &[f64], d0: f64) -> Result<()> {
+    let dist = crate::error::fmt_num(d0);
+    if w0 == w_star {
+        return Err(Error::Config(format!(
+            "constants.dist0 = {dist} is below the floating-point resolution of w*: w0 = w* + dist0 u rounds to w*; use a larger dist0"
+        )));
+    }
+    let f0 = mean_value(loss, w0, data);
+    if !f0.is_finite() {
+        return Err(Error::Config(format!(
+            "constants.dist0 = {dist}: the loss at w0 = w* + dist0 u is {f0}; use a smaller dist0"
+        )));
+    }
+    Ok(())
+}
+
+/// One replicate: data, exact reference, w0 at distance dist0, schedule, DP-SGD, risk at K
+/// pre-drawn iterates. Returns the replicate and T.
+pub fn run_replicate(
+    spec: &Spec,
+    c: usize,
+    point: &SweepPoint,
+    r: usize,
+) -> Result<(ReplicateResult, u64)> {
+    let (s, _) = spec.cell(c);
+    let raw = &spec.raw;
+    let ser = &raw.series[s];
+    let data = build_data(spec, s, point.n, r)?;
+    let loss = raw.loss.build(&data)?;
+    let reference = solver::solve(&raw.loss, loss.as_ref(), &data)?;
+    let p = loss.param_dim();
+    let u = 1.0 / (p as f64).sqrt();
+    let (w0, d0) = match raw.constants.w0 {
+        Some(StartSpec::Zero) => (vec![0.0; p], norm2(&reference.w_star)),
+        _ => {
+            let d0 = raw.constants.dist0;
+            (reference.w_star.iter().map(|w| w + d0 * u).collect(), d0)
+        }
+    };
+    if raw.constants.w0 != Some(StartSpec::Zero) {
+        check_start(loss.as_ref(), &data, &reference.w_star, &w0, d0)?;
+    }
+    let projection = match raw.radius {
+        Some(rad) => {
+            // w* may lie on the boundary (the Appendix L minimizer is a unit vector).
+            let slack = rad * (1.0 + 1e-12);
+            if norm2(&reference.w_star) > slack || norm2(&w0) > slack {
+                return Err(Error::Config(format!(
+                    "W = ball of radius {rad} must contain w* (||w*|| = {:.4}) and w0 (||w0|| = {:.4}); enlarge radius or shrink dist0",
+                    norm2(&reference.w_star),
+                    norm2(&w0)
+                )));
+            }
+            Projection::L2Ball { radius: rad }
+        }
+        None => Projection::None,
+    };
+    let g = moment_bound_g(spec, s)?;
+    let sched = schedule_theorem(raw.theorem);
+    let mut params = TheoryParams {
+        k: Some(ser.k),
+        g: Some(g),
+        gamma: raw.constants.gamma,
+        dist0: Some(d0),
+        d_w: raw.radius.map(|r| 2.0 * r),
+        ..Default::default()
+    };
+    let gi = per_sample_lipschitz(loss.as_ref(), &data);
+    match sched.full_version() {
+        TheoremId::H1 => {
+            let gi = gi
+                .clone()
+                .ok_or_else(|| Error::Config("Thm H.1 needs per-sample G_i".into()))?;
+            let g_n = gi.iter().cloned().fold(0.0, f64::max);
+            let tau = match ser.clip {
+                ClipRule::Theorem => g_n,
+                ClipRule::Quantile(q) => quantile(&gi, q),
+                ClipRule::Fixed(t) => t.min(g_n),
+            };
+            let fi = crate::theory::alpha::per_sample_minima(&raw.loss, loss.as_ref(), &data)?;
+            let delta =
+                crate::theory::alpha::delta_star(loss.as_ref(), &data, &reference.w_star, &fi)?;
+            let alpha = crate::theory::estimate_alpha(
+                loss.as_ref(),
+                &data,
+                &fi,
+                tau,
+                &crate::theory::AlphaOptions {
+                    starts: 8,
+                    iters: 60,
+                    init_scale: 3.0,
+                    seed: derive_seed(raw.seed, c as u64, Purpose::Other(0xa1fa)) ^ r as u64,
+                },
+            )?;
+            params.k = None;
+            params.g_n = Some(g_n);
+            params.tau = Some(tau);
+            params.delta_star = Some(delta.max(0.0));
+            params.alpha = Some(alpha.value.max(1.0));
+        }
+        TheoremId::K1 => {
+            params.d_sharp = sharp_growth_radius(&raw.loss, &data, &reference, ser.k, g, point.phi);
+        }
+        TheoremId::N1 => {
+            let l = (0..data.n)
+                .map(|i| loss.smoothness(data.row(i), data.y[i]))
+                .sum::<Option<f64>>()
+                .map(|v| v / data.n as f64)
+                .ok_or_else(|| Error::Config("Thm N.1 needs per-sample smoothness".into()))?;
+            params.l = Some(l);
+            params.f_gap =
+                Some((mean_value(loss.as_ref(), &w0, &data) - reference.f_star).max(0.0));
+        }
+        _ => {}
+    }
+    let setup = ScheduleInputs {
+        sched,
+        params,
+        point: *point,
+    };
+    let cst = match (sched.full_version(), raw.constants.c) {
+        // Thm I.1 has no free C: its eta is the convex formula with C = D_W (before Eq. 58).
+        (TheoremId::I1, _) => setup.params.d_w.unwrap_or(f64::NAN),
+        (_, FreeConstant::Value(v)) => v,
+        (_, FreeConstant::Rule(_)) => setup.optimal_c()?,
+    };
+    // Ablation: a clip norm that does not grow as phi shrinks, with the theorem's eta formula at
+    // that tau (and no bound); H.1 holds for any tau, so its rule is inside the theorem.
+    let clip = match ser.clip {
+        ClipRule::Fixed(t) if sched.full_version() != TheoremId::H1 => ClipNorm::Fixed(t),
+        ClipRule::Quantile(q) if sched.full_version() != TheoremId::H1 => {
+            ClipNorm::Fixed(quantile(gi.as_deref().unwrap_or(&[1.0]), q))
+        }
+        _ => ClipNorm::Theorem,
+    };
+    let pres = setup.prescription(cst, clip)?;
+    let d = spec.dim()? as f64;
+    let b = raw.batch_size;
+    if b > point.n as f64 {
+        return Err(Error::param(format!(
+            "batch_size = {b} exceeds the number of samples n = {} at phi = {}",
+            point.n, point.phi
+        )));
+    }
+    let mut cfg = pres.dpsgd_config(
+        &PhiInputs {
+            n: point.n as f64,
+            d,
+            epsilon: point.epsilon,
+            delta: raw.privacy.delta,
+            nu: raw.privacy.nu,
+        },
+        b,
+        projection,
+    )?;
+    let bound = match clip {
+        ClipNorm::Fixed(_) => None,
+        ClipNorm::Theorem if raw.theorem.is_lower_bound() => {
+            lower_bound_value(spec, s, g, point.phi)?
+        }
+        ClipNorm::Theorem => pres.bound,
+    };
+    let steps = cfg.steps;
+    let RunSchedule { tau, eta, .. } = pres.run_schedule()?;
+    let grad_risk = gradient_risk(raw.theorem);
+    let mut gbuf = vec![0.0; p];
+    let risk0 = risk_at(
+        loss.as_ref(),
+        &data,
+        &w0,
+        reference.f_star,
+        grad_risk,
+        &mut gbuf,
+    );
+    let lambda_s =
+        solver::lambda_min_at_optimum(&raw.loss, loss.as_ref(), &data, &reference.w_star)
+            .map(|l| l * eta * steps as f64);
+    cfg.init = Init::Point { w: w0 };
+    let alg = DpSgd::new(cfg, data.n, None)?;
+    let seed = derive_seed(raw.seed, c as u64, Purpose::Other(RUN_TAG));
+    let mut total = 0.0;
+    for run_idx in 0..raw.runs_per_data {
+        // Run 0 keeps the single-run streams (replicate index r); further runs on the same data
+        // set take their own streams.
+        let rs = if run_idx == 0 {
+            seed
+        } else {
+            derive_seed(seed, run_idx as u64, Purpose::Other(RUN_TAG))
+        };
+        let mut pick = stream(rs, r as u64, Purpose::Other(ITER_TAG));
+        let mut at: Vec<usize> = (0..spec.iterates)
+            .map(|_| pick.random_range(0..steps))
+            .collect();
+        at.sort_unstable();
+        let mut acc = 0.0;
+        alg.observe_at(loss.as_ref(), &data, rs, r as u64, &at, |_, w| {
+            acc += risk_at(
+                loss.as_ref(),
+                &data,
+                w,
+                reference.f_star,
+                grad_risk,
+                &mut gbuf,
+            );
+        })?;
+        total += acc / spec.iterates as f64;
+    }
+    Ok((
+        ReplicateResult {
+            risk: total / raw.runs_per_data as f64,
+            risk0: Some(risk0),
+            lambda_s,
+            bound,
+            c: cst,
+            tau,
+            eta,
+            f_star: reference.f_star,
+            g,
+        },
+        steps as u64,
+    ))
+}
+
+fn risk_at(
+    loss: &dyn Loss,
+    data: &Dataset,
+    w: &[f64],
+    f_star: f64,
+    grad_risk: bool,
+    g: &mut [f64],
+) -> f64 {
+    if grad_risk {
+        mean_grad(loss, w, data, g);
+        crate::linalg::dot(g, g)
+    } else {
+        mean_value(loss, w, data) - f_star
+    }
+}
+
+/// Assumption 6.4's D for the weighted sharp loss: with a_bar = mean a_i and
+/// s = 16 phi^(1-1/k) G, f(w) - f* >= a_bar ||w - w*|| - 2 f* > s ||w - w*|| whenever
+/// ||w - w*|| > D = 2 f* / (a_bar - s). If s >= a_bar no D exists (f - f* <= a_bar ||w - w*||),
+/// so Thm K.1 does not apply: None.
+pub fn sharp_growth_radius(
+    spec: &LossSpec,
+    data: &Dataset,
+    reference: &Reference,
+    k: f64,
+    g: f64,
+    phi: f64,
+) -> Option<f64> {
+    if !matches!(spec, LossSpec::Sharp) {
+        return None;
+    }
+    let a_bar = data.y.iter().sum::<f64>() / data.n as f64;
+    let s = 16.0 * phi.powf(1.0 - 1.0 / k) * g;
+    (s < a_bar).then(|| 2.0 * reference.f_star / (a_bar - s))
+}
+
+fn lower_bound_value(spec: &Spec, s: usize, g: f64, phi: f64) -> Result<Option<f64>> {
+    let k = spec.raw.series[s].k;
+    Ok(spec
+        .raw
+        .constants
+        .c_lower
+        .map(|cl| bounds::total(&bounds::lower_bound(cl, g, k, phi))))
+}
