@@ -37,13 +37,6 @@ impl GoldenBracket {
     }
 
     /// The bracket's midpoint, 0.5 (lo + hi).
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "experiment::runner's optimal C, swapped onto this search at the merge"
-        )
-    )]
     pub fn midpoint(&self) -> f64 {
         0.5 * (self.lo + self.hi)
     }

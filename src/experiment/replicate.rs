@@ -149,28 +149,15 @@ impl ScheduleInputs {
             // No bound (a missing problem constant): C minimizing the D0^2/C + 2C part.
             return Ok(d0 / 2f64.sqrt());
         }
-        let (mut a, mut b) = ((1e-4 * d0).ln(), (1e4 * d0).ln());
-        let r = (5f64.sqrt() - 1.0) / 2.0;
-        let mut x1 = b - r * (b - a);
-        let mut x2 = a + r * (b - a);
-        let mut f1 = bound(x1)?.unwrap_or(f64::INFINITY);
-        let mut f2 = bound(x2)?.unwrap_or(f64::INFINITY);
-        for _ in 0..80 {
-            if f1 < f2 {
-                b = x2;
-                x2 = x1;
-                f2 = f1;
-                x1 = b - r * (b - a);
-                f1 = bound(x1)?.unwrap_or(f64::INFINITY);
-            } else {
-                a = x1;
-                x1 = x2;
-                f1 = f2;
-                x2 = a + r * (b - a);
-                f2 = bound(x2)?.unwrap_or(f64::INFINITY);
-            }
-        }
-        Ok((0.5 * (a + b)).exp())
+        // 80 golden-section steps over C in [1e-4 D0, 1e4 D0] on a log scale; C is the final
+        // bracket's midpoint.
+        let bracket = crate::optimize::golden_section(
+            |lc| Ok::<_, Error>(bound(lc)?.unwrap_or(f64::INFINITY)),
+            (1e-4 * d0).ln(),
+            (1e4 * d0).ln(),
+            80,
+        )?;
+        Ok(bracket.midpoint().exp())
     }
 }
 
