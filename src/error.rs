@@ -18,7 +18,12 @@ pub enum Error {
     /// A file that cannot be read or written.
     /// The OS message is printed once: it is in the message, not also in the source chain.
     #[error("{path}: {err}")]
-    Io { path: String, err: std::io::Error },
+    Io {
+        /// The file.
+        path: String,
+        /// What the OS said.
+        err: std::io::Error,
+    },
 }
 
 /// Crate-wide result.

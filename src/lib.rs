@@ -4,6 +4,41 @@
 //! Algorithm 1 ([`dpsgd`]) and its empirical privacy audit ([`audit`]), the loss families with per-sample Lipschitz constants ([`loss`]),
 //! data sets ([`data`]), privacy accounting ([`privacy`]) and the theorems ([`theory`]).
 //!
+//! # Use from Rust
+//!
+//! Algorithm 1 on a data set in memory, with the noise calibrated to a target (epsilon, delta)
+//! by the RDP accountant, and the epsilon the run spent:
+//!
+//! ```
+//! use dpsgd_lab::data::Dataset;
+//! use dpsgd_lab::dpsgd::{AccountantKind, DpSgd, DpSgdConfig, NoiseSpec, StepSchedule};
+//! use dpsgd_lab::loss::{HuberLoss, mean_value};
+//!
+//! // n = 200 samples of y = 2 x with d = 1 feature.
+//! let x: Vec<f64> = (0..200).map(|i| i as f64 / 100.0 - 1.0).collect();
+//! let y: Vec<f64> = x.iter().map(|v| 2.0 * v).collect();
+//! let data = Dataset::new(x, y, 1)?;
+//! let loss = HuberLoss::new(1, 1.0)?;
+//!
+//! // T = 500 steps, expected batch b = 20, eta = 0.1, clip norm tau = 1.
+//! let noise = NoiseSpec::Target { epsilon: 2.0, delta: 1e-5, accountant: AccountantKind::Rdp };
+//! let cfg = DpSgdConfig::new(
+//!     500,
+//!     20.0,
+//!     StepSchedule::Constant(0.1),
+//!     StepSchedule::Constant(1.0),
+//!     noise,
+//! );
+//! let alg = DpSgd::new(cfg, data.n, Some(&AccountantKind::Rdp))?;
+//! let out = alg.run(&loss, &data, 7, 0)?; // (seed, replicate): the run is a pure function of them
+//!
+//! let z = alg.noise().multiplier;
+//! let spent = AccountantKind::Rdp.epsilon(20.0 / 200.0, 500, z, 1e-5)?;
+//! assert!(spent <= 2.0);
+//! assert!(mean_value(&loss, &out.w_priv, &data) < mean_value(&loss, &[0.0], &data));
+//! # Ok::<(), dpsgd_lab::Error>(())
+//! ```
+//!
 //! # Layers
 //!
 //! Each module uses only modules on its own row's left or on rows below it; there is no cycle.

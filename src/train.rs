@@ -110,6 +110,7 @@ pub struct PrivacyReport {
     /// Why the requested accountant fell back, where it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accountant_note: Option<String>,
+    /// The delta at which epsilon is reported.
     pub delta: f64,
     /// epsilon spent by T compositions of the Poisson-subsampled Gaussian at (q, z).
     pub epsilon_spent: f64,
@@ -124,6 +125,7 @@ pub struct PrivacyReport {
 /// One run: the summary `train --json` prints, and the iterates.
 #[derive(Debug, Clone, Serialize)]
 pub struct TrainRun {
+    /// The evaluation of the released iterate (`train --json`).
     #[serde(flatten)]
     pub summary: RunSummary,
     /// Absent for a noiseless run (epsilon is infinite).

@@ -128,7 +128,9 @@ pub enum ModelSpec {
     /// The two-layer tanh network of Appendix C; w_0 ~ N(0, init_scale^2 / fan_in) per layer
     /// (approximated by one scale: init_scale / sqrt(d + 1)).
     TanhNet {
+        /// Hidden units h.
         hidden: usize,
+        /// Scale of the initial weights before the 1 / sqrt(d + 1) fan-in factor (default 1).
         #[serde(default = "one")]
         init_scale: f64,
     },
@@ -318,10 +320,13 @@ fn default_alpha_iters() -> usize {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QuickSpec {
+    /// Epochs per run in quick mode.
     #[serde(default = "quick_epochs")]
     pub epochs: usize,
+    /// Runs per cell in quick mode.
     #[serde(default = "quick_runs")]
     pub runs: usize,
+    /// The learning-rate grid searched in quick mode.
     #[serde(default = "quick_rates")]
     pub learning_rates: Vec<f64>,
     /// Default: unchanged.
@@ -357,7 +362,9 @@ impl Default for QuickSpec {
 /// A validated study, with quick mode applied.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Study {
+    /// The configuration, with the quick scale applied when `quick`.
     pub cfg: StudyConfig,
+    /// Whether this is the quick scale (`--quick`).
     pub quick: bool,
 }
 

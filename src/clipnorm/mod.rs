@@ -61,7 +61,9 @@ pub struct RunOptions {
 /// What a study produced.
 #[derive(Debug, Clone, Serialize)]
 pub struct StudyOutcome {
+    /// The study's table: accuracy per (epsilon, tau) cell, in the paper's format (Tables 4-7).
     pub table: StudyTable,
+    /// The clip norm the rule of Section 5 recommends at each epsilon.
     pub recommendations: Vec<Recommendation>,
     /// Cells trained by this invocation.
     pub executed: usize,
@@ -69,6 +71,7 @@ pub struct StudyOutcome {
     pub reused: usize,
     /// Files written.
     pub files: Vec<String>,
+    /// Wall-clock seconds this invocation took.
     pub wall_time_s: f64,
     /// The clip-norm methods head to head (issue 16), when `[methods]` is configured.
     pub methods: Option<MethodComparison>,

@@ -16,13 +16,17 @@ use super::model::Model;
 
 /// What every run of a study shares.
 pub struct Setup<'a> {
+    /// The model trained (softmax regression or the tanh network).
     pub model: &'a Model,
+    /// The training split (DP-SGD runs on it).
     pub train: &'a Dataset,
+    /// The test split (accuracy is measured on it).
     pub test: &'a Dataset,
     /// Expected batch size b.
     pub batch: f64,
     /// Steps per epoch, round(n / b).
     pub steps_per_epoch: usize,
+    /// Epochs per run.
     pub epochs: usize,
     /// Accuracy is averaged over this many last epochs.
     pub average_last: usize,
@@ -37,7 +41,9 @@ pub struct Outcome {
     pub acc: Vec<f64>,
     /// Mean of the last `average_last` entries.
     pub acc_last: f64,
+    /// The iterate became non-finite and the run was stopped (accuracy counts as chance).
     pub diverged: bool,
+    /// Fraction of the sampled per-sample gradients that were clipped.
     pub clipped_fraction: f64,
 }
 
@@ -151,7 +157,12 @@ const COUNT_NOISE_TAG: u64 = 0x0063_6f75_6e74;
 pub enum Rule {
     /// Automatic clipping (Bu et al. 2023): each per-sample gradient becomes g / (||g|| + gamma)
     /// (sensitivity 1), and the sum gets N(0, z^2 I).
-    Automatic { gamma: f64, z: f64 },
+    Automatic {
+        /// The stabilizer gamma > 0 in g / (||g|| + gamma).
+        gamma: f64,
+        /// Noise multiplier z on the normalized sum.
+        z: f64,
+    },
     /// Adaptive quantile clipping (Andrew et al. 2021).
     Adaptive(Adaptive),
 }

@@ -31,7 +31,10 @@ pub enum Projection {
     #[default]
     None,
     /// W = {w : ||w|| <= radius}.
-    L2Ball { radius: f64 },
+    L2Ball {
+        /// The ball's radius R.
+        radius: f64,
+    },
 }
 
 impl Projection {
@@ -69,11 +72,20 @@ pub enum Init {
     #[default]
     Zeros,
     /// w_0 = value * (1, ..., 1).
-    Constant { value: f64 },
+    Constant {
+        /// The value of every coordinate.
+        value: f64,
+    },
     /// w_0 ~ N(0, scale^2 I) from the init stream.
-    Gaussian { scale: f64 },
+    Gaussian {
+        /// The standard deviation of each coordinate.
+        scale: f64,
+    },
     /// An explicit point.
-    Point { w: Vec<f64> },
+    Point {
+        /// w_0 (length p).
+        w: Vec<f64>,
+    },
 }
 
 /// DP-SGD's hyperparameters, as read from a config file. In code, build it with

@@ -86,12 +86,24 @@ pub trait Calibrator {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum NoiseSpec {
     /// Theorem 3.4: sigma_n^2 = nu T log(1/delta) tau^2 / (n^2 epsilon^2).
-    Theorem34 { nu: f64, epsilon: f64, delta: f64 },
+    Theorem34 {
+        /// The constant nu of Theorem 3.4.
+        nu: f64,
+        /// The privacy parameter epsilon.
+        epsilon: f64,
+        /// The privacy parameter delta.
+        delta: f64,
+    },
     /// The sum of clipped gradients gets N(0, z^2 tau^2 I): sigma_n = z tau / b.
-    Multiplier { z: f64 },
+    Multiplier {
+        /// The noise multiplier z.
+        z: f64,
+    },
     /// A target (epsilon, delta) met by calibrating z with a privacy accountant.
     Target {
+        /// The epsilon to meet.
         epsilon: f64,
+        /// The delta to meet.
         delta: f64,
         /// The accountant that calibrates z ("rdp" or "pld" in a config).
         accountant: AccountantKind,

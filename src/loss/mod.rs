@@ -167,11 +167,21 @@ pub fn lipschitz_constants(loss: &dyn Loss, data: &Dataset) -> Result<Vec<f64>> 
 pub enum LipschitzForm {
     /// G = (a / b) ||x||: Huber (c / 1), Appendix L (3 / 1, Eq. (100)), robust regression
     /// (1 / sqrt 2). Kept as a ratio so that ||x|| / sqrt 2 is computed as written.
-    Linear { a: f64, b: f64 },
+    Linear {
+        /// Numerator a of the ratio.
+        a: f64,
+        /// Denominator b of the ratio.
+        b: f64,
+    },
     /// G = sqrt(2 (b + a (||x||^2 + 1))), for a model on x~ = (x, 1): softmax (a = 1, b = 0,
     /// Appendix D) and the tanh network on the ball of radius R (a = R^2, b = h + 1,
     /// Appendix C).
-    BiasAugmented { a: f64, b: f64 },
+    BiasAugmented {
+        /// The factor a of ||x||^2 + 1.
+        a: f64,
+        /// The offset b.
+        b: f64,
+    },
     /// G = y: the weight a_i of the weighted sharp loss (Appendix E).
     Label,
 }

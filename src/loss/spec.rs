@@ -22,7 +22,10 @@ pub enum LossSpec {
         classes: Option<usize>,
     },
     /// Huber linear regression with threshold c.
-    Huber { c: f64 },
+    Huber {
+        /// The threshold c > 0 between the quadratic and linear parts.
+        c: f64,
+    },
     /// Weighted sharp loss a_i ||w - w_i*|| (Appendix E with weights).
     Sharp,
     /// The Appendix L loss of Eq. (97).
@@ -31,6 +34,7 @@ pub enum LossSpec {
     Robust,
     /// Two-layer tanh network with `hidden` units (Appendix C).
     TanhNet {
+        /// Hidden units h.
         hidden: usize,
         /// Number of classes m (default: from the labels).
         classes: Option<usize>,
