@@ -210,6 +210,17 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
+/// ||a - b||_2, summed left to right (the sharp loss's distance to its centers, the solver's and
+/// the geometric median's).
+#[inline]
+pub fn dist(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt()
+}
+
 /// y += a x.
 #[inline]
 pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::table::StudyTable;
+use super::table::{Entry, StudyTable};
 use crate::error::Result;
 use crate::plot::{CategoryFigure, Corner, Palette, Series, Style};
 
@@ -23,41 +23,18 @@ pub fn figure(t: &StudyTable) -> CategoryFigure {
         Some(i) if i + 1 < k => vec![i as f64 + 0.5],
         _ => Vec::new(),
     };
-    // The epsilons sit side by side within a tau, 0.12 apart, so their bars do not overlap.
-    let ne = t.columns.len().max(1) as f64;
+    let ne = t.columns.len();
     let mut series: Vec<Series> = t
         .columns
         .iter()
         .enumerate()
         .map(|(ci, c)| {
-            let dx = (ci as f64 - (ne - 1.0) / 2.0) * 0.12;
-            let pts: Vec<(f64, f64, f64)> = c
-                .entries
-                .iter()
-                .enumerate()
-                .filter_map(|(i, e)| {
-                    e.as_ref()
-                        .map(|e| (i as f64 + dx, 100.0 * e.mean, 100.0 * e.sd))
-                })
-                .collect();
-            Series {
-                label: Some(format!("ε = {}", c.epsilon)),
-                points: pts.iter().map(|&(x, m, _)| (x, m)).collect(),
-                errors: pts.iter().map(|&(_, m, s)| (m - s, m + s)).collect(),
-                style: Style::JoinedPoints,
-                color: ci,
-            }
+            let entries = c.entries.iter().map(Option::as_ref);
+            epsilon_series(ci, ne, c.epsilon, entries, Style::JoinedPoints)
         })
         .collect();
     if let Some(b) = &t.baseline {
-        let y = 100.0 * b.mean;
-        series.push(Series {
-            label: Some(format!("non-private ({y:.1} %)")),
-            points: vec![(-0.5, y), (k as f64 - 0.5, y)],
-            errors: Vec::new(),
-            style: Style::Reference,
-            color: 0,
-        });
+        series.push(baseline_series(b.mean, k));
     }
     CategoryFigure {
         title: format!("{} ({}): test accuracy vs clip norm", t.name, t.model),
@@ -99,6 +76,43 @@ fn accuracy_window(t: &StudyTable) -> (f64, f64) {
     }
     let pad = ((hi - lo) * 0.08).max(0.5);
     ((lo - pad).max(0.0), (hi + pad).min(100.0))
+}
+
+/// Epsilon number `ci` of `ne` as a series over the categories (taus or methods): mean +- sd in
+/// percent at category i, offset within the category so the epsilons sit side by side, 0.12
+/// apart, and their bars do not overlap. Both figures of a study draw their series here.
+pub(crate) fn epsilon_series<'e>(
+    ci: usize,
+    ne: usize,
+    epsilon: f64,
+    entries: impl Iterator<Item = Option<&'e Entry>>,
+    style: Style,
+) -> Series {
+    let ne = ne.max(1) as f64;
+    let dx = (ci as f64 - (ne - 1.0) / 2.0) * 0.12;
+    let pts: Vec<(f64, f64, f64)> = entries
+        .enumerate()
+        .filter_map(|(i, e)| e.map(|e| (i as f64 + dx, 100.0 * e.mean, 100.0 * e.sd)))
+        .collect();
+    Series {
+        label: Some(format!("ε = {epsilon}")),
+        points: pts.iter().map(|&(x, m, _)| (x, m)).collect(),
+        errors: pts.iter().map(|&(_, m, s)| (m - s, m + s)).collect(),
+        style,
+        color: ci,
+    }
+}
+
+/// The non-private baseline's accuracy `mean` as a reference line across `k` categories.
+pub(crate) fn baseline_series(mean: f64, k: usize) -> Series {
+    let y = 100.0 * mean;
+    Series {
+        label: Some(format!("non-private ({y:.1} %)")),
+        points: vec![(-0.5, y), (k as f64 - 0.5, y)],
+        errors: Vec::new(),
+        style: Style::Reference,
+        color: 0,
+    }
 }
 
 #[cfg(test)]

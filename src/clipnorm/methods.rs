@@ -23,6 +23,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::config::MethodsSpec;
+use super::figure::{baseline_series, epsilon_series};
 use super::grid::{Cell, CellKind, Group, TauPoint, fmt_tau};
 use super::results::RunRecord;
 use super::table::{Entry, StudyTable, best_entry, cell};
@@ -512,50 +513,26 @@ pub fn markdown(m: &MethodComparison, lrs: &[f64], figure: Option<&str>) -> Stri
 /// The comparison as a figure: one category per method, mean ± sd per epsilon.
 pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
     let k = m.rows.len();
-    let ne = m.epsilons.len().max(1) as f64;
-    let mut lo = f64::INFINITY;
-    let mut hi = f64::NEG_INFINITY;
     let mut series: Vec<Series> = m
         .epsilons
         .iter()
         .enumerate()
-        .map(|(ei, eps)| {
-            let dx = (ei as f64 - (ne - 1.0) / 2.0) * 0.12;
-            let pts: Vec<(f64, f64, f64)> = m
-                .rows
-                .iter()
-                .enumerate()
-                .filter_map(|(i, r)| {
-                    r.cells[ei]
-                        .entry
-                        .as_ref()
-                        .map(|e| (i as f64 + dx, 100.0 * e.mean, 100.0 * e.sd))
-                })
-                .collect();
-            for &(_, mu, sd) in &pts {
-                lo = lo.min(mu - sd);
-                hi = hi.max(mu + sd);
-            }
-            Series {
-                label: Some(format!("ε = {eps}")),
-                points: pts.iter().map(|&(x, mu, _)| (x, mu)).collect(),
-                errors: pts.iter().map(|&(_, mu, sd)| (mu - sd, mu + sd)).collect(),
-                style: Style::Points,
-                color: ei,
-            }
+        .map(|(ei, &eps)| {
+            let entries = m.rows.iter().map(|r| r.cells[ei].entry.as_ref());
+            epsilon_series(ei, m.epsilons.len(), eps, entries, Style::Points)
         })
         .collect();
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for &(l, h) in series.iter().flat_map(|s| &s.errors) {
+        lo = lo.min(l);
+        hi = hi.max(h);
+    }
     if let Some(b) = baseline {
-        let y = 100.0 * b;
+        let line = baseline_series(b, k);
+        let y = line.points[0].1;
         lo = lo.min(y);
         hi = hi.max(y);
-        series.push(Series {
-            label: Some(format!("non-private ({y:.1} %)")),
-            points: vec![(-0.5, y), (k as f64 - 0.5, y)],
-            errors: Vec::new(),
-            style: Style::Reference,
-            color: 0,
-        });
+        series.push(line);
     }
     if !lo.is_finite() {
         (lo, hi) = (0.0, 100.0);

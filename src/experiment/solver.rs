@@ -9,7 +9,7 @@
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg;
-use crate::linalg::{dot, norm2};
+use crate::linalg::{dist, dot, norm2};
 use crate::loss::{Loss, LossSpec, mean_grad, mean_value};
 use crate::lower_bound::empirical_optimum;
 use crate::theory::geometric_median;
@@ -68,14 +68,6 @@ pub fn sharp_residual(data: &Dataset, w: &[f64]) -> f64 {
         }
     }
     ((norm2(&g) - at) / data.n as f64).max(0.0)
-}
-
-fn dist(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y) * (x - y))
-        .sum::<f64>()
-        .sqrt()
 }
 
 /// The sharp loss's exact reference: the weighted geometric median of the centers c_i with

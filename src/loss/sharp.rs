@@ -9,7 +9,7 @@ use super::kernel::{Rows, accumulate, by_dim, check_dim, dim_view, materialized_
 use super::{ClipStats, LipschitzForm, Loss, PerSampleBound, Scratch};
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::linalg::axpy;
+use crate::linalg::{axpy, dist};
 
 /// The weighted sharp loss on w in R^d.
 #[derive(Debug, Clone)]
@@ -22,15 +22,6 @@ impl SharpLoss {
     pub fn new(d: usize) -> Self {
         SharpLoss { d }
     }
-}
-
-#[inline]
-fn dist(w: &[f64], c: &[f64]) -> f64 {
-    w.iter()
-        .zip(c)
-        .map(|(a, b)| (a - b) * (a - b))
-        .sum::<f64>()
-        .sqrt()
 }
 
 /// G(x, a) = a: the gradient a (w - w*) / ||w - w*|| has norm a everywhere but at w*.

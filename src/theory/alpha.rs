@@ -198,12 +198,7 @@ pub fn estimate_alpha(
     opts: &AlphaOptions,
 ) -> Result<AlphaEstimate> {
     check_minima(data, f_star)?;
-    let g = per_sample_lipschitz(loss, data).ok_or_else(|| {
-        Error::param(format!(
-            "the {} loss has no finite per-sample Lipschitz constant, so alpha(tau) is undefined",
-            loss.name()
-        ))
-    })?;
+    let g = lipschitz_constants(loss, data)?;
     let g_n = check_lipschitz(&g)?;
     let g_1 = g.iter().cloned().fold(f64::INFINITY, f64::min);
     check_tau(tau, g_n)?;
@@ -328,12 +323,7 @@ pub fn estimate_alpha_curve(
     opts: &AlphaOptions,
 ) -> Result<Vec<AlphaEstimate>> {
     check_minima(data, f_star)?;
-    let g = per_sample_lipschitz(loss, data).ok_or_else(|| {
-        Error::param(format!(
-            "the {} loss has no finite per-sample Lipschitz constant, so alpha(tau) is undefined",
-            loss.name()
-        ))
-    })?;
+    let g = lipschitz_constants(loss, data)?;
     let g_n = check_lipschitz(&g)?;
     for &t in taus {
         check_tau(t, g_n)?;
@@ -358,6 +348,16 @@ pub fn estimate_alpha_curve(
         }
     }
     Ok(out)
+}
+
+/// The G_i of `data`, or an error naming the loss when it has none (alpha(tau) is then undefined).
+fn lipschitz_constants(loss: &dyn Loss, data: &Dataset) -> Result<Vec<f64>> {
+    per_sample_lipschitz(loss, data).ok_or_else(|| {
+        Error::param(format!(
+            "the {} loss has no finite per-sample Lipschitz constant, so alpha(tau) is undefined",
+            loss.name()
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::linalg::norm2;
+use crate::linalg::{dist, norm2};
 
 /// Result of [`geometric_median`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -16,14 +16,6 @@ pub struct GeometricMedian {
     pub objective: f64,
     /// Iterations used.
     pub iterations: usize,
-}
-
-fn dist(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y) * (x - y))
-        .sum::<f64>()
-        .sqrt()
 }
 
 /// (1/n) sum_i ||w - p_i||.
