@@ -37,6 +37,7 @@ pub mod loss;
 pub mod lower_bound;
 pub mod plot;
 pub mod privacy;
+pub mod results_file;
 pub mod rng;
 pub mod stats;
 pub mod theory;

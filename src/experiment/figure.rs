@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::fit;
 use super::report::{SpecSummary, fmt_slope, reps_of};
-use super::runner::CellResult;
+use super::results::CellResult;
 use super::spec::Spec;
 use crate::plot::{Figure, Series, Style};
 

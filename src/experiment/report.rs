@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::fit::{self, Fit};
-use super::runner::{CellResult, gradient_risk, schedule_theorem};
+use super::results::CellResult;
+use super::runner::{gradient_risk, schedule_theorem};
 use super::spec::{ClipRule, Spec, fmt_k, k_serde};
 use crate::rng::{Purpose, derive_seed};
 use crate::theory::TheoremId;

@@ -308,7 +308,7 @@ fn cell_lines(p: &Path) -> Vec<usize> {
         .unwrap()
         .lines()
         .skip(1)
-        .filter_map(|l| serde_json::from_str::<runner::CellResult>(l).ok())
+        .filter_map(|l| serde_json::from_str::<dpsgd_lab::experiment::CellResult>(l).ok())
         .map(|c| c.cell)
         .collect()
 }
