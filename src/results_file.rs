@@ -388,10 +388,8 @@ mod tests {
     use super::*;
 
     fn tmp(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "dpsgd-results-file-{name}-{}",
-            std::process::id()
-        ));
+        let d =
+            std::env::temp_dir().join(format!("dpsgd-results-file-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
@@ -401,7 +399,16 @@ mod tests {
     fn pids_that_name_no_other_writer_are_stale() {
         // Stale: 0 (our process group), 1 (init), beyond pid_t (would wrap to -1 or another
         // negative pid: every process or a group), garbage.
-        for text in ["0", "1", "1 12345", "4294967295", "2147483648", "-1", "x", ""] {
+        for text in [
+            "0",
+            "1",
+            "1 12345",
+            "4294967295",
+            "2147483648",
+            "-1",
+            "x",
+            "",
+        ] {
             assert_eq!(lock_pid(text), None, "{text:?}");
         }
         assert_eq!(lock_pid("2"), Some(2));

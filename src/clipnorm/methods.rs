@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::MethodsSpec;
 use super::grid::{Cell, Group, TauPoint, fmt_tau};
-use super::results::RunRecord;
+use super::record::RunRecord;
 use super::table::{Entry, StudyTable, best_entry, cell};
 use super::train::{Adaptive, Rule};
 use crate::error::{Error, Result};

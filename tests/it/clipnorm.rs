@@ -60,6 +60,7 @@ fn opts(out: PathBuf, resume: bool, figure: bool) -> RunOptions {
     RunOptions {
         out,
         resume,
+        fresh: false,
         figure,
     }
 }
@@ -172,7 +173,7 @@ fn resume_repeats_no_cell() {
     let edited = edited.join("\n") + "\n";
     std::fs::write(&path, &edited).unwrap();
     let err = run_study(&tiny(true), &opts(out.clone(), true, false)).unwrap_err();
-    assert!(err.to_string().contains(":6: not a results line"), "{err}");
+    assert!(err.to_string().contains(":6: not a run line"), "{err}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
     std::fs::write(&path, &text).unwrap();
     // A different configuration refuses the file instead of mixing results.
