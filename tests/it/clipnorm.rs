@@ -12,7 +12,7 @@ use dpsgd_lab::clipnorm::{
 };
 use dpsgd_lab::config::from_toml_str;
 
-const TINY: &str = r#"
+pub const TINY: &str = r#"
 name = "tiny"
 seed = 11
 test_fraction = 0.25
@@ -43,12 +43,12 @@ runs = 2
 learning_rates = [0.1, 1.0]
 "#;
 
-fn tiny(quick: bool) -> Study {
+pub fn tiny(quick: bool) -> Study {
     let cfg: StudyConfig = from_toml_str(TINY, "tiny").unwrap();
     cfg.into_study(quick).unwrap()
 }
 
-fn tmpdir(name: &str) -> PathBuf {
+pub fn tmpdir(name: &str) -> PathBuf {
     let dir =
         std::env::temp_dir().join(format!("dpsgd-lab-clipnorm-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -56,7 +56,7 @@ fn tmpdir(name: &str) -> PathBuf {
     dir
 }
 
-fn opts(out: PathBuf, resume: bool, figure: bool) -> RunOptions {
+pub fn opts(out: PathBuf, resume: bool, figure: bool) -> RunOptions {
     RunOptions {
         out,
         resume,
