@@ -57,6 +57,7 @@
 //! ```
 
 // Every unsafe block states why it is sound (code-review.md section 4).
+#![warn(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod audit;
@@ -76,6 +77,7 @@ pub mod lower_bound;
 pub(crate) mod optimize;
 pub mod plot;
 pub mod privacy;
+pub mod results_file;
 pub mod rng;
 pub mod stats;
 pub mod theory;

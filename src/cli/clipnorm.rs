@@ -27,8 +27,11 @@ pub struct ClipnormArgs {
     #[arg(long)]
     pub quick: bool,
     /// Skip cells already in the results file of --out.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "fresh")]
     pub resume: bool,
+    /// Discard the finished cells of an existing results file of --out and start over.
+    #[arg(long)]
+    pub fresh: bool,
     /// Output directory (default: out/clipnorm/NAME).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -243,6 +246,7 @@ pub fn run(args: &ClipnormArgs) -> Result<()> {
         &RunOptions {
             out,
             resume: args.resume,
+            fresh: args.fresh,
             figure: !args.no_figure,
         },
     )?;

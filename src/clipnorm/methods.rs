@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::config::MethodsSpec;
 use super::figure::{baseline_series, epsilon_series};
 use super::grid::{Cell, CellKind, Group, TauPoint, fmt_tau};
-use super::results::RunRecord;
+use super::record::RunRecord;
 use super::table::{Entry, StudyTable, best_entry, cell};
 use super::train::{Adaptive, Rule};
 use crate::error::{Error, Result};

@@ -11,7 +11,7 @@
 //!
 //! Cells run in parallel (rayon); every random stream derives from (seed, run index), so the
 //! results do not depend on the thread count. Finished cells are appended to a JSONL file
-//! ([`results`]) and skipped on `--resume`.
+//! ([`record`], on [`crate::results_file`]) and skipped on `--resume`.
 
 pub mod config;
 pub mod figure;
@@ -19,7 +19,7 @@ pub mod grid;
 pub mod methods;
 pub mod model;
 pub mod recommend;
-pub mod results;
+pub mod record;
 pub mod table;
 pub mod train;
 
@@ -44,7 +44,7 @@ use crate::theory::alpha::{AlphaOptions, estimate_alpha};
 pub use config::{MethodsSpec, ModelSpec, Study, StudyConfig};
 pub use grid::{Cell, CellKind, Group, TauPoint};
 pub use methods::{MethodComparison, adaptive_effective_z, adaptive_noise_split};
-pub use results::RunRecord;
+pub use record::RunRecord;
 pub use table::{Entry, EpsColumn, Recommendation, StudyTable, TheoryReport};
 
 /// How to run a study.
@@ -54,6 +54,9 @@ pub struct RunOptions {
     pub out: PathBuf,
     /// Skip cells already in the results file.
     pub resume: bool,
+    /// Discard the finished cells of an existing results file and start over (without it, and
+    /// without `resume`, a results file holding finished cells is an error).
+    pub fresh: bool,
     /// Draw the figure.
     pub figure: bool,
 }
@@ -342,7 +345,10 @@ fn train_cells(
         .map_err(|e| Error::Numerical(e.to_string()))?;
     let fp = crate::fingerprint::fingerprint(fp_src.as_bytes());
     let path = opts.out.join(format!("results{}.jsonl", suffix(study)));
-    let (file, mut done) = results::ResultsFile::open(&path, &cfg.name, &fp, opts.resume)?;
+    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(opts.out.display().to_string(), e))?;
+    let head = record::Header::new(&cfg.name, &fp);
+    let (file, mut done) =
+        record::ResultsFile::open(&path, head, opts.resume, opts.fresh, |_: &RunRecord| None)?;
     done.retain(|k, _| all_cells.iter().any(|c| &c.key() == k));
     let reused = done.len();
     let pending: Vec<&Cell> = all_cells
@@ -397,6 +403,8 @@ fn train_cells(
     for r in new {
         done.insert(r.key.clone(), r);
     }
+    // Rewrite canonically (records by cell id, atomic) and release the lock.
+    file.finish(&done)?;
     Ok(Trained {
         path,
         records: done,

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::grid::{Group, TauPoint, fmt_tau};
-use super::results::RunRecord;
+use super::record::RunRecord;
 
 /// One table cell: the best eta's mean +- sd over runs of the last-epochs test accuracy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

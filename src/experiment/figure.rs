@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::fit;
 use super::report::fmt_slope;
-use super::runner::CellResult;
+use super::results::CellResult;
 use super::spec::Spec;
 use super::verdict::{SpecSummary, reps_of};
 use crate::plot::{Figure, Series, Style};

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::fit;
-use super::runner::CellResult;
+use super::results::CellResult;
 use super::spec::Spec;
 use crate::theory::TheoremId;
 

@@ -4,7 +4,7 @@
 
 use rand::RngExt;
 
-use super::runner::ReplicateResult;
+use super::results::ReplicateResult;
 use super::solver::{self, Reference};
 use super::spec::{ClipRule, FreeConstant, HeavyShift, Spec, StartSpec, Vary};
 use crate::config::{DataSpec, exact_lipschitz_k_norm};

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::fit::{self, Fit};
 use super::probability::Probability;
-use super::runner::CellResult;
+use super::results::CellResult;
 use super::spec::fmt_k;
 use super::verdict::{Role, SpecSummary, reps_of, sig};
 

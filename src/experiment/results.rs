@@ -1,19 +1,17 @@
-//! The results file of a run: a header line, then one JSON line per finished cell. Each cell
-//! line carries the spec's fingerprint and a hash of the cell, so that an edited, foreign or
-//! corrupted line is refused on `--resume` and `merge` instead of silently read; every rewrite is
-//! atomic (temporary file + rename); a lock file keeps two processes from writing one file.
+//! The results file of a Monte Carlo run ([`crate::results_file`] with a spec's header and one
+//! [`CellResult`] per line), its record types, and the merge of shard files.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::runner::CellResult;
-use super::spec::Spec;
+use super::spec::{Spec, k_serde};
 use crate::error::{Error, Result};
 use crate::fingerprint::fingerprint;
+use crate::results_file::{self, FileHeader, Record};
+
+pub use crate::results_file::{ResultsLock, lock, lock_text, start_time, write_atomic};
 
 /// The first line of a results file: what produced it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,6 +24,83 @@ pub struct Header {
     pub fingerprint: String,
     /// Number of cells of the whole sweep.
     pub cells: usize,
+}
+
+impl FileHeader for Header {
+    fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+    fn mismatch(&self, path: &Path, h: &Self) -> String {
+        format!(
+            "{} was written by spec {} ({}, fingerprint {}), not by this spec {} ({}, fingerprint {}); use another --out",
+            path.display(),
+            h.spec,
+            h.scale,
+            h.fingerprint,
+            self.spec,
+            self.scale,
+            self.fingerprint
+        )
+    }
+}
+
+/// One replicate's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplicateResult {
+    /// The risk estimate: mean over K uniformly drawn iterates of f(w_t) - f* (convex) or
+    /// ||grad f(w_t)||^2 (nonconvex).
+    pub risk: f64,
+    /// The explicit bound with this replicate's constants (None: no theorem bound applies).
+    pub bound: Option<f64>,
+    /// C used.
+    pub c: f64,
+    /// tau used.
+    pub tau: f64,
+    /// eta used.
+    pub eta: f64,
+    /// f* (or the reference value for nonconvex losses).
+    pub f_star: f64,
+    /// G of Assumption 6.1 used.
+    pub g: f64,
+    /// The do-nothing risk: the same risk at w0 (f(w0) - f*, or ||grad f(w0)||^2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk0: Option<f64>,
+    /// lambda_min(Hessian of f at w*) times the step budget S = T eta: the number of relaxation
+    /// times the run covers (None where f has no Hessian at w*).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda_s: Option<f64>,
+}
+
+/// A finished cell: one line of the results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellResult {
+    /// Cell index (series * points + phi index).
+    pub cell: usize,
+    /// Series index.
+    pub series: usize,
+    /// k.
+    #[serde(with = "k_serde")]
+    pub k: f64,
+    /// Index into the phi grid.
+    pub phi_index: usize,
+    /// phi actually run (Eq. 1 at the integer n when n varies).
+    pub phi: f64,
+    /// n.
+    pub n: usize,
+    /// epsilon.
+    pub epsilon: f64,
+    /// T.
+    pub steps: u64,
+    /// Replicates, in replicate order.
+    pub replicates: Vec<ReplicateResult>,
+}
+
+impl Record for CellResult {
+    type Key = usize;
+    const NOUN: &'static str = "cell";
+    fn key(&self) -> usize {
+        self.cell
+    }
 }
 
 /// The header of `spec`'s results.
@@ -51,120 +126,48 @@ pub fn results_path(out: &Path, shard: Option<(usize, usize)>) -> PathBuf {
     }
 }
 
-/// One cell line: the cell, the spec's fingerprint and the hash of both.
-#[derive(Serialize, Deserialize)]
-struct Line {
-    #[serde(flatten)]
-    cell: CellResult,
-    spec: String,
-    hash: String,
-}
-
-fn cell_hash(spec_fingerprint: &str, cell: &CellResult) -> String {
-    let json = serde_json::to_string(cell).expect("cell serializes");
-    fingerprint(format!("{spec_fingerprint}|{json}").as_bytes())
-}
-
 /// The line (with its newline) that records `cell` under `head`.
 pub fn cell_line(head: &Header, cell: &CellResult) -> String {
-    let line = Line {
-        cell: cell.clone(),
-        spec: head.fingerprint.clone(),
-        hash: cell_hash(&head.fingerprint, cell),
-    };
-    serde_json::to_string(&line).expect("cell serializes") + "\n"
+    results_file::record_line(head, cell)
 }
 
 /// The header of a results file (None: an empty file).
 pub fn read_header(path: &Path) -> Result<Option<Header>> {
-    let io = |e| Error::io(path.display().to_string(), e);
-    let f = std::fs::File::open(path).map_err(io)?;
-    match std::io::BufRead::lines(std::io::BufReader::new(f)).next() {
-        None => Ok(None),
-        Some(l) => serde_json::from_str(&l.map_err(io)?)
-            .map(Some)
-            .map_err(|e| Error::Config(format!("{}: bad header: {e}", path.display()))),
+    results_file::read_header(path)
+}
+
+/// A cell index outside the spec's cells: why the line is refused.
+fn outside(expect: &Header) -> impl Fn(&CellResult) -> Option<String> + '_ {
+    move |c| {
+        (c.cell >= expect.cells).then(|| {
+            format!(
+                "cell {} is outside the spec's {} cells",
+                c.cell, expect.cells
+            )
+        })
     }
 }
 
 /// Reads a results file: its header and the cell lines. A torn last line (an interrupted
-/// write) is dropped; any other line that does not parse, belongs to another spec, or does not
-/// match its hash is an error naming the line. Errors if the header is not `expect`'s.
+/// write) is dropped; any other line that does not parse, belongs to another spec, does not
+/// match its hash or names a cell outside the spec is an error naming the line. Errors if the
+/// header is not `expect`'s.
 pub fn read_results(path: &Path, expect: &Header) -> Result<BTreeMap<usize, CellResult>> {
-    let io = |e| Error::io(path.display().to_string(), e);
-    let f = File::open(path).map_err(io)?;
-    let mut cells = BTreeMap::new();
-    let lines: Vec<String> = BufReader::new(f)
-        .lines()
-        .collect::<std::result::Result<_, _>>()
-        .map_err(io)?;
-    let Some(head) = lines.first() else {
-        return Ok(cells);
-    };
-    let h: Header = serde_json::from_str(head)
-        .map_err(|e| Error::Config(format!("{}: bad header: {e}", path.display())))?;
-    if h != *expect {
-        return Err(Error::Config(format!(
-            "{} was written by spec {} ({}, fingerprint {}), not by this spec {} ({}, fingerprint {}); use another --out",
-            path.display(),
-            h.spec,
-            h.scale,
-            h.fingerprint,
-            expect.spec,
-            expect.scale,
-            expect.fingerprint
-        )));
-    }
-    let last = lines.len() - 1;
-    for (i, text) in lines.iter().enumerate().skip(1) {
-        if text.trim().is_empty() {
-            continue;
-        }
-        let bad = |why: &str| {
-            Error::Config(format!(
-                "{}:{}: {why}; delete the line to rerun its cell, or pass --fresh",
-                path.display(),
-                i + 1
-            ))
-        };
-        let line: Line = match serde_json::from_str(text) {
-            Ok(l) => l,
-            Err(e) if i == last => {
-                eprintln!(
-                    "warning: {}:{}: dropped a torn last line (an interrupted write: {e}); its cell runs again",
-                    path.display(),
-                    i + 1
-                );
-                break;
-            }
-            Err(e) => return Err(bad(&format!("not a cell line ({e})"))),
-        };
-        if line.spec != expect.fingerprint {
-            return Err(bad(&format!(
-                "the line was written by spec fingerprint {}, not {}",
-                line.spec, expect.fingerprint
-            )));
-        }
-        if line.hash != cell_hash(&expect.fingerprint, &line.cell) {
-            return Err(bad(&format!(
-                "cell {} does not match its hash (the line was edited or corrupted)",
-                line.cell.cell
-            )));
-        }
-        if line.cell.cell >= expect.cells {
-            return Err(bad(&format!(
-                "cell {} is outside the spec's {} cells",
-                line.cell.cell, expect.cells
-            )));
-        }
-        if cells.insert(line.cell.cell, line.cell).is_some() {
-            return Err(Error::Config(format!(
-                "{}: a cell appears twice",
-                path.display()
-            )));
-        }
-    }
-    Ok(cells)
+    results_file::read_records(path, expect, outside(expect))
+}
+
+/// The results file of a run, open for appending (see [`results_file::ResultsFile::open`]).
+pub type ResultsFile = results_file::ResultsFile<Header>;
+
+/// Opens `path` for a run of the spec with header `head`: with `resume`, keeps its finished
+/// cells; without, refuses a file holding finished cells unless `fresh`.
+pub fn open(
+    path: &Path,
+    head: &Header,
+    resume: bool,
+    fresh: bool,
+) -> Result<(ResultsFile, BTreeMap<usize, CellResult>)> {
+    ResultsFile::open(path, head.clone(), resume, fresh, outside(head))
 }
 
 /// Writes a results file canonically: header, then cells by index. Atomic (a temporary file in
@@ -174,143 +177,161 @@ pub fn write_results(
     head: &Header,
     cells: &BTreeMap<usize, CellResult>,
 ) -> Result<()> {
-    let mut text = serde_json::to_string(head).expect("header serializes");
-    text.push('\n');
-    for c in cells.values() {
-        text.push_str(&cell_line(head, c));
+    results_file::write_records(path, head, cells)
+}
+
+/// Merges every `shard-I-of-N.jsonl` in `out` into `results.jsonl` (exactly what an unsharded
+/// run writes). Refuses, naming the file: a shard of another spec, of the other scale (`--full`)
+/// or of another version of the spec; shards of two different splits N; a missing shard; a
+/// shard missing some of its cells (an interrupted task: `run --shard I/N --resume`).
+pub fn merge(spec: &Spec, out: &Path) -> Result<BTreeMap<usize, CellResult>> {
+    let head = header(spec);
+    let rd = std::fs::read_dir(out).map_err(|e| Error::io(out.display().to_string(), e))?;
+    let mut shards: Vec<(usize, usize, PathBuf)> = Vec::new();
+    for path in rd.filter_map(|e| e.ok().map(|e| e.path())) {
+        let Some(name) = path.file_name().and_then(|f| f.to_str()) else {
+            continue;
+        };
+        if !(name.starts_with("shard-") && name.ends_with(".jsonl")) {
+            continue;
+        }
+        let (i, n) = parse_shard_name(name).ok_or_else(|| {
+            Error::Config(format!(
+                "{} is not a shard file name (shard-I-of-N.jsonl)",
+                path.display()
+            ))
+        })?;
+        shards.push((i, n, path));
     }
-    write_atomic(path, text.as_bytes())
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(tmp.display().to_string(), e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(path.display().to_string(), e)
-    })
-}
-
-/// Lock files this process holds now (their paths): a lock naming our own pid is live only if
-/// it is one of these; otherwise it was left by an earlier process that had the same pid.
-static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-/// An exclusive claim on one results file, released (the lock file removed) on drop.
-#[derive(Debug)]
-pub struct ResultsLock {
-    path: PathBuf,
-}
-
-impl Drop for ResultsLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-        held.retain(|p| p != &self.path);
+    shards.sort();
+    let Some(&(_, n, _)) = shards.first() else {
+        return Err(Error::Config(format!(
+            "{} holds no shard-I-of-N.jsonl files",
+            out.display()
+        )));
+    };
+    if let Some((_, _, other)) = shards.iter().find(|s| s.1 != n) {
+        return Err(Error::Config(format!(
+            "{} holds shards of two splits ({} and {}): keep the shards of one --shard I/N split",
+            out.display(),
+            shards[0].2.display(),
+            other.display()
+        )));
     }
-}
-
-/// The start time of process `pid` (field 22 of /proc/PID/stat, clock ticks since boot), which
-/// tells a live process from a later one that reuses its pid; None where it cannot be read.
-pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may hold spaces: count after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// The text of a lock file written by process `pid`: "PID START" (START as in [`start_time`];
-/// just "PID" where the start time is unknown).
-pub fn lock_text(pid: u32) -> String {
-    match start_time(pid) {
-        Some(t) => format!("{pid} {t}"),
-        None => pid.to_string(),
+    // N comes from a file name: never enumerate more shards than the spec has cells.
+    if n > spec.cells() {
+        return Err(Error::Config(format!(
+            "{} is a shard of {n}, but the spec has only {} cells: it was not written by this spec's `run --shard`; remove it",
+            shards[0].2.display(),
+            spec.cells()
+        )));
     }
-}
-
-/// Whether the lock file at `path` with contents `text` belongs to a running process. Stale:
-/// unreadable contents; pid 0 or negative (no process of its own); our own pid unless this
-/// process holds that lock now; a dead pid; a live pid whose start time differs from the one
-/// recorded (the pid was recycled by an unrelated process).
-fn lock_owner_alive(path: &Path, text: &str) -> Option<u32> {
-    let mut it = text.split_whitespace();
-    let pid = it.next()?.parse::<u32>().ok().filter(|p| *p > 0)?;
-    let recorded: Option<u64> = it.next().and_then(|t| t.parse().ok());
-    if pid == std::process::id() {
-        let held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-        return held.iter().any(|p| p == path).then_some(pid);
-    }
-    if !alive(pid) {
-        return None;
-    }
-    match (recorded, start_time(pid)) {
-        (Some(a), Some(b)) if a != b => None,
-        _ => Some(pid),
-    }
-}
-
-/// Claims `results` for this process through `results.lock` (created exclusively, holding the
-/// pid and its start time). A lock left by a process that no longer runs (see
-/// [`lock_owner_alive`]) is taken over; a live one is an error.
-pub fn lock(results: &Path) -> Result<ResultsLock> {
-    let path = results.with_extension("jsonl.lock");
-    for _ in 0..2 {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                use std::io::Write;
-                write!(f, "{}", lock_text(std::process::id()))
-                    .map_err(|e| Error::io(path.display().to_string(), e))?;
-                HELD.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(path.clone());
-                return Ok(ResultsLock { path });
+    // Every present shard first: a shard of the wrong spec or scale is the more basic mistake.
+    for (_, _, path) in &shards {
+        match read_header(path)? {
+            Some(h) if h == head => {}
+            Some(h) => return Err(shard_mismatch(path, &h, &head)),
+            None => {
+                return Err(Error::Config(format!(
+                    "{} is empty: rerun that shard",
+                    path.display()
+                )));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                match lock_owner_alive(&path, &text) {
-                    Some(p) => {
-                        return Err(Error::Config(format!(
-                            "{} is being written by another dpsgd-lab process (pid {p}, lock file {}); wait for it or use another --out",
-                            results.display(),
-                            path.display()
-                        )));
-                    }
-                    // Stale (or unreadable) lock: its process is gone.
-                    None => {
-                        let _ = std::fs::remove_file(&path);
-                    }
-                }
-            }
-            Err(e) => return Err(Error::io(path.display().to_string(), e)),
         }
     }
-    Err(Error::Config(format!(
-        "cannot claim {}: its lock file {} keeps reappearing",
-        results.display(),
-        path.display()
-    )))
+    let absent: Vec<usize> = (1..=n)
+        .filter(|i| !shards.iter().any(|s| s.0 == *i))
+        .collect();
+    if !absent.is_empty() {
+        let names: Vec<String> = absent
+            .iter()
+            .map(|i| format!("shard-{i}-of-{n}.jsonl"))
+            .collect();
+        let list: Vec<String> = absent.iter().map(|i| i.to_string()).collect();
+        let runs: Vec<String> = absent.iter().map(|i| format!("--shard {i}/{n}")).collect();
+        return Err(Error::Config(format!(
+            "{} {} of {n} {} missing: no {} in {}; run {} ({}), then merge again",
+            if absent.len() == 1 { "shard" } else { "shards" },
+            list.join(", "),
+            if absent.len() == 1 { "is" } else { "are" },
+            names.join(", "),
+            out.display(),
+            if absent.len() == 1 { "it" } else { "them" },
+            runs.join(", "),
+        )));
+    }
+    let mut all = BTreeMap::new();
+    for (i, _, path) in &shards {
+        let cells = read_results(path, &head)?;
+        if let Some(c) = cells.keys().find(|c| *c % n != i - 1) {
+            return Err(Error::Config(format!(
+                "{} holds cell {c}, which belongs to shard {} of {n}",
+                path.display(),
+                c % n + 1
+            )));
+        }
+        let want: Vec<usize> = (0..spec.cells())
+            .filter(|c| c % n == i - 1 && !cells.contains_key(c))
+            .collect();
+        if !want.is_empty() {
+            return Err(Error::Config(format!(
+                "shard {i} of {n} is incomplete: {} holds {} of {} cells (missing cells {want:?}); finish it with `run --shard {i}/{n} --resume`, then merge again",
+                path.display(),
+                cells.len(),
+                cells.len() + want.len()
+            )));
+        }
+        all.extend(cells);
+    }
+    // A run or another merge writing the same results.jsonl holds its lock: never write under it.
+    let target = results_path(out, None);
+    let _lock = lock(&target)?;
+    write_results(&target, &head, &all)?;
+    Ok(all)
 }
 
-#[cfg(unix)]
-fn alive(pid: u32) -> bool {
-    let Ok(p) = libc::pid_t::try_from(pid) else {
-        return false;
+/// (I, N) of `shard-I-of-N.jsonl`.
+fn parse_shard_name(name: &str) -> Option<(usize, usize)> {
+    let (i, n) = name
+        .strip_prefix("shard-")?
+        .strip_suffix(".jsonl")?
+        .split_once("-of-")?;
+    let (i, n) = (i.parse().ok()?, n.parse().ok()?);
+    (1..=n).contains(&i).then_some((i, n))
+}
+
+/// Why the shard at `path` (header `found`) cannot be merged into a run of `expect`.
+fn shard_mismatch(path: &Path, found: &Header, expect: &Header) -> Error {
+    let flag = |scale: &str| {
+        if scale == "full" {
+            "with --full"
+        } else {
+            "without --full"
+        }
     };
-    // SAFETY: signal 0 only checks that the process exists; nothing is sent. p > 0, so this
-    // never addresses a process group.
-    let r = unsafe { libc::kill(p, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-#[cfg(not(unix))]
-fn alive(_pid: u32) -> bool {
-    true
+    Error::Config(if found.spec != expect.spec {
+        format!(
+            "{} is a shard of spec {}, not of {}: merge it with its own spec, or use another --out",
+            path.display(),
+            found.spec,
+            expect.spec
+        )
+    } else if found.scale != expect.scale {
+        format!(
+            "{} ran at the {} scale (run {}), but this merge is at the {} scale: merge {}",
+            path.display(),
+            found.scale,
+            flag(&found.scale),
+            expect.scale,
+            flag(&found.scale)
+        )
+    } else {
+        format!(
+            "{} ran another version of spec {} (fingerprint {}, this spec's is {}): the spec changed since the shard ran; rerun it or merge with the spec it ran",
+            path.display(),
+            found.spec,
+            found.fingerprint,
+            expect.fingerprint
+        )
+    })
 }

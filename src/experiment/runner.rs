@@ -5,70 +5,16 @@
 //! results file is the same for every RAYON_NUM_THREADS, every shard split and every resume.
 
 use std::collections::BTreeMap;
-use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use super::replicate::{run_replicate, sweep_point};
-use super::spec::{Spec, k_serde};
+use super::results::{self, CellResult};
+use super::spec::Spec;
 use crate::error::{Error, Result};
 use crate::theory::TheoremId;
 use crate::theory::bounds;
-
-/// One replicate's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReplicateResult {
-    /// The risk estimate: mean over K uniformly drawn iterates of f(w_t) - f* (convex) or
-    /// ||grad f(w_t)||^2 (nonconvex).
-    pub risk: f64,
-    /// The explicit bound with this replicate's constants (None: no theorem bound applies).
-    pub bound: Option<f64>,
-    /// C used.
-    pub c: f64,
-    /// tau used.
-    pub tau: f64,
-    /// eta used.
-    pub eta: f64,
-    /// f* (or the reference value for nonconvex losses).
-    pub f_star: f64,
-    /// G of Assumption 6.1 used.
-    pub g: f64,
-    /// The do-nothing risk: the same risk at w0 (f(w0) - f*, or ||grad f(w0)||^2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub risk0: Option<f64>,
-    /// lambda_min(Hessian of f at w*) times the step budget S = T eta: the number of relaxation
-    /// times the run covers (None where f has no Hessian at w*).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lambda_s: Option<f64>,
-}
-
-/// A finished cell: one line of the results file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CellResult {
-    /// Cell index (series * points + phi index).
-    pub cell: usize,
-    /// Series index.
-    pub series: usize,
-    /// k.
-    #[serde(with = "k_serde")]
-    pub k: f64,
-    /// Index into the phi grid.
-    pub phi_index: usize,
-    /// phi actually run (Eq. 1 at the integer n when n varies).
-    pub phi: f64,
-    /// n.
-    pub n: usize,
-    /// epsilon.
-    pub epsilon: f64,
-    /// T.
-    pub steps: u64,
-    /// Replicates, in replicate order.
-    pub replicates: Vec<ReplicateResult>,
-}
 
 /// Options of [`run`].
 #[derive(Debug, Clone)]
@@ -89,8 +35,6 @@ pub struct RunOptions {
     /// Run even when the estimated work exceeds [`crate::limits::WORK_LIMIT`].
     pub force: bool,
 }
-
-pub use super::results::{Header, header, read_header, read_results, results_path, write_results};
 
 /// Runs the cells of `spec` not yet in the results file; returns every finished cell (old and
 /// new) of this run's slice.
@@ -132,30 +76,9 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
         )));
     }
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(opts.out.display().to_string(), e))?;
-    let head = header(spec);
-    let path = results_path(&opts.out, opts.shard);
-    let _lock = super::results::lock(&path)?;
-    let mut done = if opts.resume && path.exists() {
-        read_results(&path, &head)?
-    } else {
-        if !opts.fresh && path.exists() {
-            let text = std::fs::read_to_string(&path).unwrap_or_default();
-            let finished = text
-                .lines()
-                .skip(1)
-                .filter(|l| !l.trim().is_empty())
-                .count();
-            if finished > 0 {
-                return Err(Error::Config(format!(
-                    "{} already holds {finished} finished cells: pass --resume to continue, --fresh to start over, or another --out",
-                    path.display()
-                )));
-            }
-        }
-        BTreeMap::new()
-    };
-    // Rewrite canonically (drops a torn line), then append as cells finish.
-    write_results(&path, &head, &done)?;
+    let head = results::header(spec);
+    let path = results::results_path(&opts.out, opts.shard);
+    let (file, mut done) = results::open(&path, &head, opts.resume, opts.fresh)?;
     let mine = |c: &usize| opts.shard.is_none_or(|(i, n)| c % n == i - 1);
     let mut todo: Vec<usize> = (0..spec.cells())
         .filter(mine)
@@ -180,23 +103,13 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
         &spec.raw.name,
     );
     progress.set_estimate(total_work);
-    let file = Mutex::new(
-        OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .map_err(|e| Error::io(path.display().to_string(), e))?,
-    );
     let new: Vec<CellResult> = todo
         .par_iter()
         .map(|&c| -> Result<CellResult> {
             let cell = run_cell(spec, c, &|| {
                 progress.add(steps_estimate(spec, spec.cell(c).1))
             })?;
-            let line = super::results::cell_line(&head, &cell);
-            let mut f = file.lock().expect("results file lock");
-            f.write_all(line.as_bytes())
-                .and_then(|_| f.flush())
-                .map_err(|e| Error::io(path.display().to_string(), e))?;
+            file.append(&cell)?;
             progress.cell_done();
             Ok(cell)
         })
@@ -205,7 +118,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<BTreeMap<usize, CellResult>
     for c in new {
         done.insert(c.cell, c);
     }
-    write_results(&path, &head, &done)?;
+    file.finish(&done)?;
     Ok(done)
 }
 

@@ -11,7 +11,7 @@ use super::fit::{self, Fit};
 use super::notes::{self, RELAXED};
 use super::probability::{Probability, probability_check};
 use super::replicate::{gradient_risk, schedule_theorem};
-use super::runner::CellResult;
+use super::results::CellResult;
 use super::spec::{ClipRule, Spec, k_serde};
 use crate::rng::{Purpose, derive_seed};
 

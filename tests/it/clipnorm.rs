@@ -14,7 +14,7 @@ use dpsgd_lab::clipnorm::{
 };
 use dpsgd_lab::config::from_toml_str;
 
-const TINY: &str = r#"
+pub const TINY: &str = r#"
 name = "tiny"
 seed = 11
 test_fraction = 0.25
@@ -45,19 +45,20 @@ runs = 2
 learning_rates = [0.1, 1.0]
 "#;
 
-fn tiny(quick: bool) -> Study {
+pub fn tiny(quick: bool) -> Study {
     let cfg: StudyConfig = from_toml_str(TINY, "tiny").unwrap();
     cfg.into_study(quick).unwrap()
 }
 
-fn tmpdir(name: &str) -> PathBuf {
+pub fn tmpdir(name: &str) -> PathBuf {
     crate::common::tmpdir(&format!("clipnorm-{name}"))
 }
 
-fn opts(out: PathBuf, resume: bool, figure: bool) -> RunOptions {
+pub fn opts(out: PathBuf, resume: bool, figure: bool) -> RunOptions {
     RunOptions {
         out,
         resume,
+        fresh: false,
         figure,
     }
 }
@@ -170,7 +171,7 @@ fn resume_repeats_no_cell() {
     let edited = edited.join("\n") + "\n";
     std::fs::write(&path, &edited).unwrap();
     let err = run_study(&tiny(true), &opts(out.clone(), true, false)).unwrap_err();
-    assert!(err.to_string().contains(":6: not a results line"), "{err}");
+    assert!(err.to_string().contains(":6: not a run line"), "{err}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
     std::fs::write(&path, &text).unwrap();
     // A different configuration refuses the file instead of mixing results.

@@ -70,6 +70,7 @@ fn run(threads: usize, figure: bool) -> (StudyOutcome, PathBuf) {
             &RunOptions {
                 out: out.clone(),
                 resume: false,
+                fresh: false,
                 figure,
             },
         )
@@ -369,6 +370,7 @@ fn a_batch_too_small_for_the_count_noise_leaves_adaptive_out_with_the_reason() {
         &RunOptions {
             out,
             resume: false,
+            fresh: false,
             figure: false,
         },
     )

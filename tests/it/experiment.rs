@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use dpsgd_lab::data::Dataset;
 use dpsgd_lab::experiment::fit;
-use dpsgd_lab::experiment::runner::{self, RunOptions};
+use dpsgd_lab::experiment::runner::RunOptions;
 use dpsgd_lab::experiment::solver;
 use dpsgd_lab::experiment::{self, ExperimentSpec, Scale, Spec};
 use dpsgd_lab::linalg::norm2;
@@ -291,7 +291,7 @@ fn cell_lines(p: &Path) -> Vec<usize> {
         .unwrap()
         .lines()
         .skip(1)
-        .filter_map(|l| serde_json::from_str::<runner::CellResult>(l).ok())
+        .filter_map(|l| serde_json::from_str::<dpsgd_lab::experiment::CellResult>(l).ok())
         .map(|c| c.cell)
         .collect()
 }

@@ -9,6 +9,7 @@ mod cli;
 mod clipnorm;
 mod clipnorm_methods;
 mod clipnorm_recommend;
+mod clipnorm_results;
 mod cluster;
 mod common;
 mod config_fuzz;

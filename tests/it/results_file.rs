@@ -63,7 +63,7 @@ fn a_line_from_another_spec_is_refused() {
     runner::run(&spec, &opts(&dir, false)).unwrap();
     let path = dir.join("results.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
-    let head = runner::header(&spec);
+    let head = results::header(&spec);
     let forged = text.replace(
         &format!("\"spec\":\"{}\"", head.fingerprint),
         "\"spec\":\"0\"",
@@ -71,7 +71,7 @@ fn a_line_from_another_spec_is_refused() {
     // The header has the key "fingerprint", not "spec" with this value: only cell lines change.
     assert_ne!(forged, text);
     std::fs::write(&path, forged).unwrap();
-    let e = runner::read_results(&path, &head).unwrap_err().to_string();
+    let e = results::read_results(&path, &head).unwrap_err().to_string();
     assert!(e.contains("results.jsonl:2"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -140,16 +140,16 @@ fn a_corrupt_middle_line_is_an_error_and_a_torn_last_line_is_dropped() {
     let path = dir.join("results.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    let head = runner::header(&spec);
+    let head = results::header(&spec);
     let middle = [lines[0], lines[1], "{\"cell\": 1, torn", lines[3]].join("\n") + "\n";
     std::fs::write(&path, middle).unwrap();
-    let e = runner::read_results(&path, &head).unwrap_err().to_string();
+    let e = results::read_results(&path, &head).unwrap_err().to_string();
     assert!(
         e.contains("results.jsonl:3") && e.contains("not a cell line"),
         "{e}"
     );
     let last = [lines[0], lines[1], lines[2], "{\"cell\": 2, to"].join("\n") + "\n";
     std::fs::write(&path, last).unwrap();
-    assert_eq!(runner::read_results(&path, &head).unwrap().len(), 2);
+    assert_eq!(results::read_results(&path, &head).unwrap().len(), 2);
     std::fs::remove_dir_all(&dir).ok();
 }
