@@ -17,7 +17,7 @@
 //! c_t ~ Bernoulli(q) the canary's inclusion under D' (0 under D). Two threat models:
 //! - every iterate visible: the likelihood-ratio statistic sum_t log(1 - q + q e^{(2 x_t - 1)/(2 z^2)})
 //!   (Neyman-Pearson optimal for this pair; = (sum_t x_t - T/2) / z^2 at q = 1);
-//! - final iterate only: the final iterate's e-coordinate, -w_T[e] b / (eta tau) = sum_t x_t.
+//! - final iterate only: the final iterate's e-coordinate, -w_T\[e\] b / (eta tau) = sum_t x_t.
 //!
 //! Two routes to a lower bound, both at the stated confidence:
 //! - threshold (Clopper-Pearson): half of the trials (even indices) choose a threshold, the other

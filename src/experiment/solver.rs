@@ -142,8 +142,8 @@ const STALL_GRAD: f64 = 1e-6;
 /// Damped Newton with a central-difference Hessian of the analytic mean gradient, a
 /// Levenberg shift when the Hessian is not positive definite, and Armijo backtracking.
 /// Converges when ||grad f|| <= `tol` (1 + |f|), or when f can no longer decrease by more than
-/// its rounding (Newton decrement or the accepted step below [`REL_DECREASE`] (1 + |f|)) with
-/// ||grad f|| <= [`STALL_GRAD`] (1 + |f|); an error otherwise.
+/// its rounding (Newton decrement or the accepted step below `REL_DECREASE` (1 + |f|)) with
+/// ||grad f|| <= `STALL_GRAD` (1 + |f|); an error otherwise.
 pub fn newton(
     loss: &dyn Loss,
     data: &Dataset,

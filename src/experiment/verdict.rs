@@ -62,7 +62,7 @@ pub struct SeriesSummary {
     /// Range of lambda_min(Hessian at w*) S over the cells (S = T eta), where a Hessian exists.
     #[serde(default)]
     pub lambda_s_range: Option<(f64, f64)>,
-    /// Where lambda_min S is below [`RELAXED`] at the smallest phi: the phi at which it would
+    /// Where lambda_min S is below `RELAXED` at the smallest phi: the phi at which it would
     /// reach it, extrapolated along the sweep's power law of lambda_min S in phi.
     #[serde(default)]
     pub relax_phi: Option<f64>,
@@ -115,7 +115,7 @@ pub enum Verdict {
         vacuity: String,
         /// Range of lambda_min S over the cells, where a Hessian exists.
         lambda_s_range: Option<(f64, f64)>,
-        /// The phi at which lambda_min S would reach [`RELAXED`].
+        /// The phi at which lambda_min S would reach `RELAXED`.
         relax_phi: Option<f64>,
     },
     /// Upper bound: slope below prediction at a scale where the bound is not vacuous.
@@ -466,7 +466,7 @@ pub fn lower_verdict(f: &Fit, predicted: f64) -> String {
     }
 }
 
-/// The phi at which lambda_min S would reach [`RELAXED`], extrapolating the OLS power law of
+/// The phi at which lambda_min S would reach `RELAXED`, extrapolating the OLS power law of
 /// lambda_min S in phi over `(phi, mean lambda_min S)`; None when it is reached already at the
 /// smallest phi, or lambda_min S does not grow as phi shrinks.
 pub fn relax_phi(ls: &[(f64, f64)]) -> Option<f64> {

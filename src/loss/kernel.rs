@@ -10,7 +10,7 @@ use crate::linalg::{axpy, dot, norm2};
 
 /// Reusable buffers, grown on demand and never shrunk, so that the step loop does not allocate
 /// once they have reached their working size. Each buffer has one role; a kernel uses those it
-/// needs, sized with [`sized`]. Nothing in it depends on the data set (its per-run tables are
+/// needs, sized with `sized`. Nothing in it depends on the data set (its per-run tables are
 /// [`RunTables`], passed to the kernels with the data as [`Rows`]).
 #[derive(Debug, Default, Clone)]
 pub struct Scratch {
@@ -92,7 +92,7 @@ pub struct RunTables<'a> {
 
 impl<'a> RunTables<'a> {
     /// The tables of `data`: its row norms, and, when the run clips at one constant tau, the
-    /// clip factors of a loss whose G_i is the label ([`LabelClip`]).
+    /// clip factors of a loss whose G_i is the label (`LabelClip`).
     pub fn new(data: &'a Dataset, constant_tau: Option<f64>) -> Self {
         RunTables {
             data,
@@ -342,7 +342,7 @@ mod tests {
             }
         }
     }
-    /// The sharp loss's table of c_i a_i ([`LabelClip`], computed at the run's constant tau = 1)
+    /// The sharp loss's table of c_i a_i (`LabelClip`, computed at the run's constant tau = 1)
     /// gives the sum bit for bit as computed without it; at any other tau it is not used (a
     /// table read at the wrong tau would change the sum); with weights 0, weights equal to tau,
     /// and centers equal to w (r = 0, skipped, so not counted as clipped).

@@ -59,7 +59,7 @@ use window::Window;
 /// that results at ordinary delta did not change.
 const TAIL: f64 = 1e-15;
 
-/// The share of delta the truncated tails may hold in all ([`Budget`]): the P-mass placed
+/// The share of delta the truncated tails may hold in all (`Budget`): the P-mass placed
 /// pessimistically by the truncations (to +inf, up to the first kept atom, or wrapped by the
 /// circular convolution) is at most `TAIL_SHARE * delta` in each direction, so it moves
 /// delta(eps) by at most that much, and epsilon by at most the `tail` part of the error estimate.
@@ -368,7 +368,7 @@ impl PldAccountant {
 
     /// Epsilon (upper bound) and its error estimate: eps(2h) - eps(h), h the grid used, plus the
     /// tails' part (see [`PldEpsilon::error`]). The truncated tails hold at most
-    /// [`TAIL_SHARE`] delta ([`Budget`]). Where the requested grid does not fit
+    /// [`TAIL_SHARE`] delta (`Budget`). Where the requested grid does not fit
     /// [`PLD_MEMORY_BOUND`] the note says which was used; where none fits with the budget met,
     /// the RDP epsilon is reported with `rdp_fallback` set and a note.
     pub fn epsilon(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<PldEpsilon> {
