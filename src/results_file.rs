@@ -326,7 +326,7 @@ fn lock_owner_alive(path: &Path, text: &str) -> Option<u32> {
 
 /// Claims `results` for this process through `<results>.lock` (created exclusively, holding the
 /// pid and its start time). A lock left by a process that no longer runs (see
-/// [`lock_owner_alive`]) is taken over; a live one is an error.
+/// `lock_owner_alive`) is taken over; a live one is an error.
 pub fn lock(results: &Path) -> Result<ResultsLock> {
     let mut name = results.as_os_str().to_owned();
     name.push(".lock");

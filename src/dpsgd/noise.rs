@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::error::{Error, Result, check_open, check_positive};
 
 /// Which privacy accountant calibrates or reports the noise. The accountants themselves live in
-/// the `privacy` module ([`crate::privacy::calibrate`] implements the accounting on this kind and
+/// the `privacy` module ([`crate::privacy::calibrate()`] implements the accounting on this kind and
 /// [`Calibrator`] for it); the kind lives here so that a config names it as a type, parsed once
 /// when the config is read.
 ///

@@ -1,6 +1,6 @@
 //! Privacy accounting for the Poisson-subsampled Gaussian mechanism of Algorithm 1: an RDP
 //! accountant ([`rdp`]), a tight PLD accountant ([`pld`]), noise calibration and the effective nu
-//! of Theorem 3.4 ([`calibrate`]), the private minimum of the per-sample Lipschitz constants used
+//! of Theorem 3.4 ([`calibrate()`]), the private minimum of the per-sample Lipschitz constants used
 //! as the clip norm in Section 5.2 ([`min_lipschitz`]), the analytic Gaussian mechanism
 //! ([`gaussian`]) and the (eps, delta)-DP -> zCDP conversion of Lemma L.2 ([`zcdp`]).
 //! Derivations and sources: paper_refs/privacy.md.

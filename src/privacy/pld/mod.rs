@@ -90,7 +90,7 @@ const PLAN_WORDS: f64 = 3.0;
 /// b = [`TAIL_SHARE`] delta is split as T top <= b/4 (one-step profile past the grid's top, i.e.
 /// mass at +inf), T (upper + lower truncation) <= b/4, and the window's two sides <= b/4, so the
 /// whole is <= 3b/4 (1 - (1 - m)^T <= T m). Each part is also capped by the value used before the
-/// budget existed (1e-18 / T for the top, [`TAIL`] for the rest).
+/// budget existed (1e-18 / T for the top, `TAIL` for the rest).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Budget {
     /// Per step: H(t_hi), the profile past the grid's top (mass at +inf).
@@ -411,7 +411,7 @@ impl PldAccountant {
     }
 
     /// delta(eps) after `steps` steps (upper bound), max over add and remove; an error where no
-    /// grid fits. With no delta to budget against, the truncations use the caps of [`TAIL`]
+    /// grid fits. With no delta to budget against, the truncations use the caps of `TAIL`
     /// (at most T 2e-15 + 2e-15 of mass placed pessimistically, included in the result).
     pub fn delta(&self, q: f64, steps: usize, z: f64, eps: f64) -> Result<f64> {
         self.check(q, steps, z)?;
