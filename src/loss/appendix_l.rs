@@ -71,7 +71,6 @@ impl Loss for AppendixLLoss {
         let PerSampleBound::Clip(tau) = bound else {
             return materialized_bounded_sum(self, w, &data, batch, bound, out, scratch);
         };
-        let _ = scratch;
         let rows = data.norms();
         let data = &data;
         match rows {

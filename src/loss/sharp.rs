@@ -75,7 +75,6 @@ impl Loss for SharpLoss {
         let PerSampleBound::Clip(tau) = bound else {
             return materialized_bounded_sum(self, w, &data, batch, bound, out, scratch);
         };
-        let _ = scratch;
         let data = &data;
         match data.label_clip(tau) {
             Some(table) => by_dim!(data.d, sharp_sum(w, data, batch, out, |i| table[i])),
