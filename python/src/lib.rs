@@ -703,6 +703,7 @@ fn lower_bound_instance<'py>(
         delta,
         codeword,
         packing_seed,
+        constant: false,
     };
     // The CLI's estimate (`lower-bound`): the data set and its optimum, refused before
     // allocating, so that a large n or d raises instead of aborting the interpreter.

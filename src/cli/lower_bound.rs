@@ -122,6 +122,7 @@ pub fn run(a: &LowerBoundArgs) -> Result<()> {
             delta: a.delta,
             codeword: a.codeword,
             packing_seed: a.packing_seed,
+            constant: false,
         };
         let q = spec.instance()?;
         let mut rng = stream(a.seed, j as u64, Purpose::Data);

@@ -109,6 +109,10 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
         "# dpsgd-lab verify ({} scale)\n\n",
         if args.full { "full" } else { "quick" }
     );
+    md.push_str(&report::legend());
+    md.push('\n');
+    md.push_str(&report::theorem_summary(&summaries));
+    md.push('\n');
     md.push_str(&report::markdown_table(&rows));
     md.push_str("\nPer-spec reports (constants, cells): ");
     md.push_str(

@@ -394,7 +394,8 @@ impl DpSgd {
     /// The run stops at the last of them: no step after it can change what is observed, and
     /// the output rule is not applied. This is how `verify` estimates the risk of the random
     /// iterate at K pre-drawn steps: the last of K uniform steps is about T K / (K + 1), so the
-    /// run saves about T / (K + 1) steps.
+    /// run saves about T / (K + 1) steps. Returns the fraction of the per-sample gradients
+    /// sampled in the steps that ran which were clipped.
     pub fn observe_at(
         &self,
         loss: &dyn Loss,
@@ -403,7 +404,7 @@ impl DpSgd {
         replicate: u64,
         at: &[usize],
         mut observe: impl FnMut(usize, &[f64]),
-    ) -> Result<()> {
+    ) -> Result<f64> {
         if !at.is_sorted() {
             return Err(Error::param("the observed steps must be sorted"));
         }
@@ -414,7 +415,7 @@ impl DpSgd {
             )));
         }
         let mut rest = at;
-        self.run_with(loss, data, seed, replicate, |t, w| {
+        let end = self.run_with(loss, data, seed, replicate, |t, w| {
             while let Some((&first, tail)) = rest.split_first()
                 && first == t
             {
@@ -428,7 +429,10 @@ impl DpSgd {
                 ControlFlow::Continue(())
             }
         })?;
-        Ok(())
+        Ok(match end {
+            RunEnd::Completed(out) => out.clipped_fraction,
+            RunEnd::Stopped(s) => s.clipped_fraction,
+        })
     }
 }
 

@@ -3,45 +3,74 @@
 use std::collections::BTreeMap;
 
 use super::fit;
-use super::report::fmt_slope;
+use super::report::fmt_fit;
 use super::results::CellResult;
 use super::spec::Spec;
 use super::verdict::{SpecSummary, reps_of};
 use crate::plot::{Figure, Series, Style};
 
-/// The figure: risk against phi per series with bootstrap-free 95% error bars (mean +- 1.96 se),
-/// the fitted line, a dashed reference line with the predicted slope through the smallest-phi
-/// point, and the bound (dotted).
+/// x factor of a control's markers (a 4% shift to the right of its series' markers).
+const CONTROL_DODGE: f64 = 1.04;
+
+/// 95% error bars of a cell: mean +- 1.96 standard errors over its replicates.
+fn error_bar(r: &[f64]) -> (f64, (f64, f64)) {
+    let m = fit::mean(r);
+    let sd =
+        (r.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (r.len().max(2) - 1) as f64).sqrt();
+    let se = 1.96 * sd / (r.len() as f64).sqrt();
+    (m, ((m - se).max(m * 1e-3), m + se))
+}
+
+/// The figure: risk against phi per series with 95% error bars (mean +- 1.96 se over the
+/// replicates), the smallest decade shaded (the verdicts' range) with its fitted line (solid),
+/// a dashed line with the predicted slope through the smallest-phi point, the bound (dotted),
+/// and each series' bounded-data control as open markers of the same color. Legends give the
+/// smallest-decade slope with its interval and the predicted exponent.
 pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>) -> Figure {
     let mut series = Vec::new();
     let mut any_bound = false;
+    let mut any_control = false;
+    let color_of = |i: usize| spec.raw.series[i].stream_series(i);
     for (i, x) in s.series.iter().enumerate() {
         let cs: Vec<&CellResult> = cells.values().filter(|c| c.series == i).collect();
         let mut pts = Vec::new();
         let mut err = Vec::new();
         let mut bnd = Vec::new();
         for c in &cs {
-            let r = reps_of(c);
-            let m = fit::mean(&r);
-            let sd = (r.iter().map(|v| (v - m) * (v - m)).sum::<f64>()
-                / (r.len().max(2) - 1) as f64)
-                .sqrt();
-            let se = 1.96 * sd / (r.len() as f64).sqrt();
+            let (m, e) = error_bar(&reps_of(c));
             pts.push((c.phi, m));
-            err.push(((m - se).max(m * 1e-3), m + se));
+            err.push(e);
             let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
             if let Some(b) = b {
                 bnd.push((c.phi, fit::mean(&b)));
             }
         }
+        let color = color_of(i);
+        if x.is_control {
+            any_control = true;
+            // Drawn 4% to the right of its series' markers, which it would hide.
+            series.push(Series {
+                label: None,
+                points: pts.iter().map(|&(p, m)| (p * CONTROL_DODGE, m)).collect(),
+                errors: err,
+                style: Style::Hollow,
+                color,
+            });
+            continue;
+        }
         series.push(Series {
-            label: Some(format!("{} (slope {})", x.label, fmt_slope(&x.sweep))),
+            label: Some(format!(
+                "{}: {} vs {:.2}",
+                x.label,
+                fmt_fit(&x.decade),
+                x.predicted
+            )),
             points: pts.clone(),
             errors: err,
             style: Style::Points,
-            color: i,
+            color,
         });
-        if let Some(f) = &x.sweep {
+        if let Some(f) = &x.decade {
             let (a, b) = f.phi_range;
             series.push(Series {
                 label: None,
@@ -51,7 +80,7 @@ pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>)
                 ],
                 errors: vec![],
                 style: Style::Line,
-                color: i,
+                color,
             });
         }
         if let Some(&(p0, r0)) = pts.iter().min_by(|a, b| a.0.total_cmp(&b.0)) {
@@ -61,7 +90,7 @@ pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>)
                 points: vec![(p0, r0), (p1, r0 * (p1 / p0).powf(x.predicted))],
                 errors: vec![],
                 style: Style::Dashed,
-                color: i,
+                color,
             });
         }
         if !bnd.is_empty() {
@@ -71,46 +100,54 @@ pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>)
                 points: bnd,
                 errors: vec![],
                 style: Style::Dotted,
-                color: i,
+                color,
             });
         }
     }
-    // Legend entries for the line styles (gray).
-    series.push(Series {
-        label: Some("fitted OLS line (solid)".into()),
+    // Legend entries for the marker and line styles (gray).
+    let key = |label: &str, style| Series {
+        label: Some(label.into()),
         points: vec![],
         errors: vec![],
-        style: Style::Line,
+        style,
         color: 6,
-    });
-    series.push(Series {
-        label: Some("predicted slope (dashed)".into()),
-        points: vec![],
-        errors: vec![],
-        style: Style::Dashed,
-        color: 6,
-    });
-    if any_bound {
-        series.push(Series {
-            label: Some(
-                if spec.raw.theorem.is_lower_bound() {
-                    "lower bound (dotted)"
-                } else {
-                    "explicit bound (dotted)"
-                }
-                .into(),
-            ),
-            points: vec![],
-            errors: vec![],
-            style: Style::Dotted,
-            color: 6,
-        });
+    };
+    series.push(key(
+        "series: smallest-decade slope [95% CI] vs predicted; bars: mean +- 1.96 se",
+        Style::Points,
+    ));
+    if any_control {
+        series.push(key(
+            "open: bounded-data control (every G_i = G), same color, drawn 4% right",
+            Style::Hollow,
+        ));
     }
+    series.push(key("fit over the smallest decade (solid)", Style::Line));
+    series.push(key("predicted slope (dashed)", Style::Dashed));
+    if any_bound {
+        series.push(key(
+            if spec.raw.theorem.is_lower_bound() {
+                "lower bound (dotted)"
+            } else {
+                "explicit bound (dotted)"
+            },
+            Style::Dotted,
+        ));
+    }
+    let phis: Vec<f64> = cells.values().map(|c| c.phi).collect();
+    let lo = phis.iter().cloned().fold(f64::INFINITY, f64::min);
     Figure {
         title: s.title.clone(),
         x_label: "phi = sqrt(nu d log(1/delta)) / (n eps)".into(),
         y_label: format!("OR = {}", s.risk),
         series,
-        size: (960, 720),
+        size: (1100, 780),
+        shade: lo.is_finite().then(|| {
+            (
+                lo / 1.1,
+                10.0 * lo * 1.05,
+                "smallest decade (verdicts)".to_string(),
+            )
+        }),
     }
 }

@@ -21,10 +21,7 @@ pub(crate) fn notes(spec: &Spec) -> Vec<String> {
                 crate::error::fmt_num(raw.constants.dist0)
             )
         },
-        format!(
-            "verdicts (upper bounds): 'rate consistent' when the smallest-decade slope >= predicted - {tol}; otherwise 'untestable at this scale' when the bound exceeds the do-nothing risk (the risk at w0) in every cell of the smallest decade (the bound then says nothing the starting point does not, and lambda_min S < {RELAXED} means the iterate has barely left w0), else 'pre-asymptotic'",
-            tol = raw.slope_tolerance
-        ),
+        "verdicts (upper bounds), on separate axes: the bound holds (every cell's mean OR <= its mean bound; otherwise VIOLATION); the bound is informative when bound / risk0 < 1 in every cell of the smallest decade (risk0 = the do-nothing risk at w0); only then a rate: 'attains the bound's rate' (the smallest decade's 95% interval contains the predicted exponent), 'faster than the bound' (interval above), 'slower than the bound (pre-asymptotic)' (interval below); 'a do-nothing algorithm earns the same' when the do-nothing risk's own interval gives the same rate".to_string(),
         match raw.constants.c {
             _ if schedule_theorem(raw.theorem).full_version() == crate::theory::TheoremId::I1 => {
                 "Thm I.1 has no free C: eta = D_W/(T tau) psi^(-1/2), so the C column shows D_W".to_string()
@@ -33,15 +30,15 @@ pub(crate) fn notes(spec: &Spec) -> Vec<String> {
             _ => "C chosen per replicate to minimize the theorem's explicit bound (golden section on log C); the range used is in the table below".to_string(),
         },
         format!(
-            "risk estimated at K = {} iterates drawn uniformly from 0..T per run (unbiased for the random iterate of Algorithm 1), averaged over {} run(s) of Algorithm 1 per data set, R = {} replicates per cell, {} data per replicate",
+            "risk estimated at K = {} stratified iterates per run (one uniform step in each K-th of 0..T: unbiased for the random iterate of Algorithm 1), averaged over {} run(s) of Algorithm 1 per data set, R = {} replicates per cell, {} data per replicate; common random numbers: replicate r uses the same sampling, noise and iterate streams at every phi of a series (and in its control)",
             spec.iterates,
             raw.runs_per_data,
             spec.replicates,
             if raw.fresh_data { "fresh" } else { "one fixed data set, the same" }
         ),
         format!(
-            "fit: OLS of log(mean risk) on log phi; 95% percentile bootstrap over replicates ({} resamples); 'rate consistent' when the smallest-decade slope >= predicted - {}",
-            spec.bootstrap, raw.slope_tolerance
+            "fit: OLS of log(mean risk) on log phi; 95% paired percentile bootstrap ({} resamples): each resample draws R replicate indices once and every cell, the do-nothing risk and the control take the means over those replicates",
+            spec.bootstrap
         ),
         format!(
             "privacy: Thm 3.4 noise, nu = {}, delta = {}; phi swept by {}",

@@ -25,6 +25,25 @@ pub struct Probability {
     /// The theorem's probability: 1 - gamma (I.1, J.1, N.1; 1 at k = inf), 3/4 (K.1), 1 (H.1,
     /// which holds for every data set).
     pub claimed: f64,
+    /// The largest risk / bound over the data sets of the cell.
+    pub max_ratio: f64,
+}
+
+/// Below this largest risk / bound over the data sets, the count cannot fail: "no power".
+pub const NO_POWER: f64 = 0.1;
+
+impl Probability {
+    /// The one-sided test fails: the Clopper-Pearson interval's upper end is below the
+    /// claimed probability.
+    pub fn short(&self) -> bool {
+        self.ci.1 < self.claimed
+    }
+
+    /// Every data set's risk is far below its bound (largest ratio < [`NO_POWER`]): the count
+    /// passes whatever the probability is, so it is not evidence.
+    pub fn no_power(&self) -> bool {
+        self.max_ratio < NO_POWER
+    }
 }
 
 /// The probability with which `id`'s bound holds over the data set.
@@ -59,6 +78,12 @@ pub(crate) fn probability_check(spec: &Spec, s: usize, cs: &[&CellResult]) -> Op
         .filter(|(r, b)| r.risk <= **b)
         .count();
     let total = b.len();
+    let max_ratio = c
+        .replicates
+        .iter()
+        .zip(&b)
+        .map(|(r, b)| r.risk / b)
+        .fold(f64::NEG_INFINITY, f64::max);
     Some(Probability {
         phi: c.phi,
         under,
@@ -66,5 +91,6 @@ pub(crate) fn probability_check(spec: &Spec, s: usize, cs: &[&CellResult]) -> Op
         runs: raw.runs_per_data,
         ci: fit::clopper_pearson(under, total, 0.05),
         claimed,
+        max_ratio,
     })
 }

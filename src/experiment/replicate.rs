@@ -86,7 +86,10 @@ pub fn gradient_risk(id: TheoremId) -> bool {
 /// The data set of (series s, grid point, replicate r).
 pub fn build_data(spec: &Spec, s: usize, n: usize, r: usize) -> Result<Dataset> {
     let ds = spec.series_data(s, (spec.raw.sweep.vary == Vary::N).then_some(n))?;
-    let base = derive_seed(spec.raw.seed, s as u64, Purpose::Other(DATA_TAG));
+    // A control draws from its series' data stream (a common random number where the two
+    // generators consume the stream alike).
+    let ss = spec.raw.series[s].stream_series(s);
+    let base = derive_seed(spec.raw.seed, ss as u64, Purpose::Other(DATA_TAG));
     let rep = if spec.raw.fresh_data { r as u64 } else { 0 };
     let mut data = ds.build(&mut stream(base, rep, Purpose::Data))?;
     if let Some(h) = spec.raw.series[s].heavy_shift {
@@ -108,7 +111,7 @@ fn heavy_shift(data: &mut Dataset, h: HeavyShift) {
 
 /// G of Assumption 6.1 (the bound on the k-th moment of the per-sample Lipschitz constants) for
 /// series `s`: given in the spec, or the generator's exact k-norm.
-fn moment_bound_g(spec: &Spec, s: usize) -> Result<f64> {
+pub fn moment_bound_g(spec: &Spec, s: usize) -> Result<f64> {
     if let Some(g) = spec.raw.constants.g {
         return Ok(g);
     }
@@ -179,8 +182,26 @@ fn check_start(loss: &dyn Loss, data: &Dataset, w_star: &[f64], w0: &[f64], d0: 
     Ok(())
 }
 
+/// The K steps at which replicate `r`'s run is observed: one uniform draw in each stratum
+/// [j T / K, (j + 1) T / K) of 0..T (stratified sampling of the random output index t_hat of
+/// Algorithm 1), from fractions drawn once per (series, replicate, run), so every phi of a
+/// series observes its runs at the same fractions of T (common random numbers).
+pub fn stratified_steps(fractions: &[f64], steps: usize) -> Vec<usize> {
+    let k = fractions.len() as f64;
+    fractions
+        .iter()
+        .enumerate()
+        .map(|(j, u)| (((j as f64 + u) / k * steps as f64) as usize).min(steps - 1))
+        .collect()
+}
+
 /// One replicate: data, exact reference, w0 at distance dist0, schedule, DP-SGD, risk at K
-/// pre-drawn iterates. Returns the replicate and T.
+/// stratified iterates. Returns the replicate and T.
+///
+/// Common random numbers: the run's streams (Poisson sampling, the standard-normal noise that
+/// sigma scales, the iterate fractions) derive from (seed, series, replicate), not from the
+/// cell, so replicate r sees the same draws at every phi of its series, and a control sees its
+/// series' draws.
 pub fn run_replicate(
     spec: &Spec,
     c: usize,
@@ -220,7 +241,7 @@ pub fn run_replicate(
         }
         None => Projection::None,
     };
-    let g = moment_bound_g(spec, s)?;
+    let g = moment_bound_g(spec, ser.stream_series(s))?;
     let sched = schedule_theorem(raw.theorem);
     let mut params = TheoryParams {
         k: Some(ser.k),
@@ -342,8 +363,13 @@ pub fn run_replicate(
             .map(|l| l * eta * steps as f64);
     cfg.init = Init::Point { w: w0 };
     let alg = DpSgd::new(cfg, data.n, None)?;
-    let seed = derive_seed(raw.seed, c as u64, Purpose::Other(RUN_TAG));
+    let seed = derive_seed(
+        raw.seed,
+        ser.stream_series(s) as u64,
+        Purpose::Other(RUN_TAG),
+    );
     let mut total = 0.0;
+    let mut clipped = 0.0;
     for run_idx in 0..raw.runs_per_data {
         // Run 0 keeps the single-run streams (replicate index r); further runs on the same data
         // set take their own streams.
@@ -353,12 +379,10 @@ pub fn run_replicate(
             derive_seed(seed, run_idx as u64, Purpose::Other(RUN_TAG))
         };
         let mut pick = stream(rs, r as u64, Purpose::Other(ITER_TAG));
-        let mut at: Vec<usize> = (0..spec.iterates)
-            .map(|_| pick.random_range(0..steps))
-            .collect();
-        at.sort_unstable();
+        let fractions: Vec<f64> = (0..spec.iterates).map(|_| pick.random::<f64>()).collect();
+        let at = stratified_steps(&fractions, steps);
         let mut acc = 0.0;
-        alg.observe_at(loss.as_ref(), &data, rs, r as u64, &at, |_, w| {
+        clipped += alg.observe_at(loss.as_ref(), &data, rs, r as u64, &at, |_, w| {
             acc += risk_at(
                 loss.as_ref(),
                 &data,
@@ -374,6 +398,7 @@ pub fn run_replicate(
         ReplicateResult {
             risk: total / raw.runs_per_data as f64,
             risk0: Some(risk0),
+            clipped: Some(clipped / raw.runs_per_data as f64),
             lambda_s,
             bound,
             c: cst,

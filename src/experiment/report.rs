@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::fit::{self, Fit};
+use super::probability::NO_POWER;
 use super::probability::Probability;
 use super::results::CellResult;
 use super::spec::fmt_k;
-use super::verdict::{Role, SpecSummary, reps_of, sig};
+use super::verdict::{BAND, Role, SeriesSummary, SpecSummary, reps_of, sig};
 
-fn fmt_fit(f: &Option<Fit>) -> String {
+pub(crate) fn fmt_fit(f: &Option<Fit>) -> String {
     match f {
         Some(f) => format!("{:.2} [{:.2}, {:.2}]", f.slope, f.lo, f.hi),
         None => "-".into(),
@@ -18,7 +19,7 @@ fn fmt_fit(f: &Option<Fit>) -> String {
 }
 
 /// Columns of the table.
-pub const COLS: usize = 10;
+pub const COLS: usize = 12;
 
 /// The table's header.
 pub const TABLE_HEADER: [&str; COLS] = [
@@ -26,20 +27,48 @@ pub const TABLE_HEADER: [&str; COLS] = [
     "theorem",
     "series",
     "predicted",
-    "slope sweep [95% CI]",
     "slope smallest decade [95% CI]",
+    "minus control [95% CI]",
     "max OR/bound",
-    "bound / risk at w0",
+    "bound / risk0",
+    "OR / risk0",
+    "clipped",
     "P(OR <= bound) [95% CP] vs theorem",
     "verdict",
 ];
 
 fn fmt_probability(p: &Option<Probability>) -> String {
     match p {
-        Some(p) => format!(
-            "{}/{} [{:.2}, {:.2}] vs >= {:.2}",
-            p.under, p.total, p.ci.0, p.ci.1, p.claimed
-        ),
+        Some(p) => {
+            let mut t = format!(
+                "{}/{} [{:.2}, {:.2}] vs >= {:.2}",
+                p.under, p.total, p.ci.0, p.ci.1, p.claimed
+            );
+            if p.short() {
+                t.push_str(" SHORT");
+            } else if p.no_power() {
+                t.push_str(" (no power)");
+            }
+            t
+        }
+        None => "-".into(),
+    }
+}
+
+fn fmt_range(r: Option<(f64, f64)>) -> String {
+    match r {
+        Some((a, b)) if sig(a) == sig(b) => sig(a),
+        Some((a, b)) => format!("{}..{}", sig(a), sig(b)),
+        None => "-".into(),
+    }
+}
+
+fn fmt_control(x: &SeriesSummary) -> String {
+    if x.is_control {
+        return "(control)".into();
+    }
+    match x.control.as_ref().and_then(|c| c.difference) {
+        Some(d) => format!("{:+.2} [{:+.2}, {:+.2}]", d.value, d.lo, d.hi),
         None => "-".into(),
     }
 }
@@ -54,8 +83,8 @@ pub fn table_rows(s: &SpecSummary) -> Vec<[String; COLS]> {
                 s.theorem.clone(),
                 x.label.clone(),
                 format!("{:.3}", x.predicted),
-                fmt_fit(&x.sweep),
                 fmt_fit(&x.decade),
+                fmt_control(x),
                 match (x.role, x.max_ratio, x.min_ratio) {
                     (Role::Lower, _, Some(r)) => format!(
                         "min {r:.3} vs lower bound ({}/{} cells)",
@@ -67,11 +96,74 @@ pub fn table_rows(s: &SpecSummary) -> Vec<[String; COLS]> {
                     _ => "n/a".into(),
                 },
                 x.vacuity.map_or("-".into(), sig),
+                fmt_range(x.do_nothing_ratio),
+                fmt_range(x.clipped),
                 fmt_probability(&x.probability),
                 x.verdict.to_string(),
             ]
         })
         .collect()
+}
+
+/// What the table's columns and verdicts mean (the top of `verify`'s report.md).
+pub fn legend() -> String {
+    format!(
+        "How to read the table. Every column but the first four is over the smallest decade of phi \
+(phi <= 10 phi_min), where the verdicts are read.\n\n\
+- **slope smallest decade**: OLS slope of log(mean risk) on log phi with a 95% paired bootstrap interval \
+(replicate r is one data set and one set of common random numbers at every phi; a resample draws replicates once for all cells).\n\
+- **minus control**: slope(series) - slope(its bounded-data control: same schedule and G, every G_i = G, same random streams), \
+paired interval. An interval containing 0 means the slope is not evidence about heavy tails.\n\
+- **max OR/bound**: largest mean risk / mean explicit bound over all cells (cells with a bound / cells); above 1 is a VIOLATION, and `verify` exits 2.\n\
+- **bound / risk0**: largest mean bound / mean do-nothing risk (the risk at w0). At 1 or more the bound is vacuous: \
+not moving at all meets it, so no rate is stated for it.\n\
+- **OR / risk0**: range of mean risk / mean do-nothing risk: near 1 the run has barely moved.\n\
+- **clipped**: range of the fraction of sampled per-sample gradients that were clipped. Near 0 the clip norm never binds and the slope is that of the schedule's tau(phi) phi.\n\
+- **P(OR <= bound)**: at the smallest phi, data sets whose risk is under their bound, 95% Clopper-Pearson interval, against the theorem's probability; \
+SHORT when the interval's upper end is below it, (no power) when every risk is below {NO_POWER} of its bound.\n\
+- **verdict** (upper bounds): 'attains the bound's rate' (interval contains the predicted exponent), 'faster than the bound' (interval above), \
+'slower than the bound (pre-asymptotic)' (interval below), each only where the bound is informative; 'no rate claim' otherwise; \
+'a do-nothing algorithm earns the same' when the do-nothing risk's interval gives the same rate. \
+Lower bounds: 'tight' (interval within {BAND} of 1 - 1/k), 'consistent', 'not tight'. Ablations: 'bias floor' or 'still falling'.\n"
+    )
+}
+
+/// One line per theorem: how many series got each verdict, heavy-tailed series and controls
+/// apart.
+pub fn theorem_summary(summaries: &[SpecSummary]) -> String {
+    let mut by: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for s in summaries {
+        for x in &s.series {
+            let v = x.verdict.to_string();
+            let class = v
+                .split([';', '(', ':'])
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            let who = if x.is_control {
+                format!("{} {} control", s.spec, k_label(x.k))
+            } else {
+                format!("{} {}", s.spec, x.label)
+            };
+            by.entry(format!("Thm {}", s.theorem))
+                .or_default()
+                .push((class, who));
+        }
+    }
+    let mut out = String::from("Per theorem (series by verdict):\n\n");
+    for (thm, v) in by {
+        let mut classes: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (c, who) in &v {
+            classes.entry(c).or_default().push(who);
+        }
+        let parts: Vec<String> = classes
+            .iter()
+            .map(|(c, w)| format!("{c} ({}): {}", w.len(), w.join(", ")))
+            .collect();
+        let _ = writeln!(out, "- **{thm}**: {}", parts.join("; "));
+    }
+    out
 }
 
 /// Plain-text table with aligned columns.
@@ -121,12 +213,19 @@ pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellRe
         s.spec, s.theorem, s.schedule, s.scale, s.risk
     );
     out.push_str(&markdown_table(&table_rows(s)));
-    out.push_str("\n| series | C range | tau range |\n|---|---|---|\n");
+    out.push_str("\n| series | slope whole sweep [95% CI] | do-nothing slope, smallest decade [95% CI] | control slope, smallest decade [95% CI] | C range | tau range |\n|---|---|---|---|---|---|\n");
     for x in &s.series {
         let _ = writeln!(
             out,
-            "| {} | {:.4} .. {:.4} | {:.4} .. {:.4} |",
-            x.label, x.c_range.0, x.c_range.1, x.tau_range.0, x.tau_range.1
+            "| {} | {} | {} | {} | {:.4} .. {:.4} | {:.4} .. {:.4} |",
+            x.label,
+            fmt_fit(&x.sweep),
+            fmt_fit(&x.do_nothing_fit),
+            x.control.as_ref().map_or("-".into(), |c| fmt_fit(&c.fit)),
+            x.c_range.0,
+            x.c_range.1,
+            x.tau_range.0,
+            x.tau_range.1
         );
     }
     out.push_str("\nConventions:\n\n");
@@ -134,7 +233,7 @@ pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellRe
         let _ = writeln!(out, "- {n}");
     }
     let _ = writeln!(out, "\n![{}]({plot_file})\n", s.title);
-    out.push_str("Cells (mean over replicates; risk at w0 = the do-nothing risk; lambda_min S = relaxation times covered, S = T eta):\n\n| cell | series | phi | n | epsilon | T | mean OR | mean bound | mean risk at w0 | mean lambda_min S |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("Cells (mean over replicates; risk at w0 = the do-nothing risk; lambda_min S = relaxation times covered, S = T eta):\n\n| cell | series | phi | n | epsilon | T | mean OR | mean bound | mean risk at w0 | mean lambda_min S | mean clipped fraction |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     let opt_mean =
         |v: Option<Vec<f64>>| v.map_or("n/a".to_string(), |v| format!("{:.4e}", fit::mean(&v)));
     for c in cells.values() {
@@ -142,7 +241,7 @@ pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellRe
         let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {:.4e} | {} | {:.4} | {} | {:.4e} | {} | {} | {} |",
+            "| {} | {} | {:.4e} | {} | {:.4} | {} | {:.4e} | {} | {} | {} | {} |",
             c.cell,
             s.series[c.series].label,
             c.phi,
@@ -154,13 +253,10 @@ pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellRe
                 .unwrap_or("n/a".into()),
             opt_mean(c.replicates.iter().map(|r| r.risk0).collect()),
             opt_mean(c.replicates.iter().map(|r| r.lambda_s).collect()),
+            opt_mean(c.replicates.iter().map(|r| r.clipped).collect()),
         );
     }
     out
-}
-
-pub(crate) fn fmt_slope(f: &Option<Fit>) -> String {
-    f.as_ref().map_or("-".into(), |f| format!("{:.2}", f.slope))
 }
 
 /// "inf" or k.

@@ -47,8 +47,8 @@ impl FileHeader for Header {
 /// One replicate's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplicateResult {
-    /// The risk estimate: mean over K uniformly drawn iterates of f(w_t) - f* (convex) or
-    /// ||grad f(w_t)||^2 (nonconvex).
+    /// The risk estimate: mean over K stratified iterates (one uniform step in each K-th of
+    /// 0..T) of f(w_t) - f* (convex) or ||grad f(w_t)||^2 (nonconvex).
     pub risk: f64,
     /// The explicit bound with this replicate's constants (None: no theorem bound applies).
     pub bound: Option<f64>,
@@ -69,6 +69,10 @@ pub struct ReplicateResult {
     /// times the run covers (None where f has no Hessian at w*).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lambda_s: Option<f64>,
+    /// Fraction of the sampled per-sample gradients that were clipped, over the steps run
+    /// (mean over the runs on this data set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clipped: Option<f64>,
 }
 
 /// A finished cell: one line of the results file.

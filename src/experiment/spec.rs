@@ -50,14 +50,16 @@ pub struct ExperimentSpec {
     /// Fresh data per replicate (true) or one fixed data set per series (false).
     #[serde(default = "yes")]
     pub fresh_data: bool,
-    /// Tolerance of the 'rate consistent' verdict: asymptotic slope >= predicted - tolerance.
-    #[serde(default = "default_tolerance")]
-    pub slope_tolerance: f64,
     /// Independent runs of Algorithm 1 per data set (default 1): a replicate's risk is their
     /// mean, the estimate of the risk over the algorithm's randomness that the theorems bound
     /// with a probability over the data set (the report's probability column).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub runs_per_data: usize,
+    /// Bounded-data controls (default true): every series with k < inf and the theorem's clip
+    /// rule gets a twin on data whose per-sample Lipschitz constants all equal G (same schedule,
+    /// same G, same random streams), so the report can show what the heavy tail changes.
+    #[serde(default = "yes")]
+    pub controls: bool,
     /// Quick scale (default of `run` and `verify`).
     pub quick: ScaleSpec,
     /// Publication scale (`--full`).
@@ -74,9 +76,6 @@ fn one() -> usize {
 }
 fn is_one(v: &usize) -> bool {
     *v == 1
-}
-fn default_tolerance() -> f64 {
-    0.1
 }
 
 /// Eq. (1)'s nu and delta; epsilon when the sweep varies n.
@@ -233,6 +232,18 @@ pub struct SeriesSpec {
     /// Ablation (a): move the heavy samples' centers.
     #[serde(default)]
     pub heavy_shift: Option<HeavyShift>,
+    /// Set by [`Spec::new`] on the bounded-data control of series `i` (never read from TOML):
+    /// the same schedule, G and random streams as series `i`, on data with every G_i = G.
+    #[serde(skip_deserializing, default, skip_serializing_if = "Option::is_none")]
+    pub control_of: Option<usize>,
+}
+
+impl SeriesSpec {
+    /// The series whose random streams (sampling, noise, iterate fractions) this one uses: its
+    /// own, or for a control those of the series it controls (common random numbers).
+    pub fn stream_series(&self, s: usize) -> usize {
+        self.control_of.unwrap_or(s)
+    }
 }
 
 fn theorem_clip() -> ClipRule {
@@ -353,6 +364,10 @@ impl Spec {
                 "a lower-bound spec must sweep phi by n (sweep.vary = \"n\")".into(),
             ));
         }
+        let mut raw = raw;
+        if raw.controls {
+            add_controls(&mut raw);
+        }
         let sc = match scale {
             Scale::Quick => &raw.quick,
             Scale::Full => &raw.full,
@@ -420,21 +435,36 @@ impl Spec {
         (c / self.phis.len(), c % self.phis.len())
     }
 
-    /// Legend label of series `s`.
+    /// Legend label of series `s` (a control: its series' label and "control").
     pub fn label(&self, s: usize) -> String {
         let ser = &self.raw.series[s];
+        if let Some(of) = ser.control_of {
+            return format!("{}: control (G_i = G)", self.label(of));
+        }
         ser.label
             .clone()
             .unwrap_or_else(|| format!("k = {}", fmt_k(ser.k)))
     }
 
+    /// The control of series `s`, if it has one.
+    pub fn control(&self, s: usize) -> Option<usize> {
+        self.raw.series.iter().position(|x| x.control_of == Some(s))
+    }
+
     /// The data spec of series `s`, with its k and law set and n overridden.
     pub fn series_data(&self, s: usize, n: Option<usize>) -> Result<DataSpec> {
         let ser = &self.raw.series[s];
+        let control = ser.control_of.is_some();
         let mut data = self.raw.data.clone();
         match &mut data {
             DataSpec::Generated(g) => {
-                set_k(g, ser.k, ser.law.clone())?;
+                // A control's radii are a point mass at g: every G_i = G, whatever k.
+                let law = if control {
+                    Some(LawSpec::PointMass)
+                } else {
+                    ser.law.clone()
+                };
+                set_k(g, ser.k, law)?;
                 if let Some(n) = n {
                     g.n = n;
                 }
@@ -446,6 +476,7 @@ impl Spec {
                     )));
                 }
                 a.k = ser.k;
+                a.constant = control;
                 if let Some(n) = n {
                     a.n = n;
                 }
@@ -484,6 +515,32 @@ impl Spec {
                 "a CSV data source cannot be swept; use a generator".into(),
             )),
         }
+    }
+}
+
+/// Appends the bounded-data control of every series with k < inf and the theorem's clip rule
+/// (the lower bounds' series and H.1's quantile rules too, whose control clips at G; not the
+/// ablations' clip norms outside the theorem).
+fn add_controls(raw: &mut ExperimentSpec) {
+    let h1 = raw.theorem.full_version() == TheoremId::H1;
+    let heavy: Vec<usize> = (0..raw.series.len())
+        .filter(|&i| {
+            let s = &raw.series[i];
+            let in_theorem = match s.clip {
+                ClipRule::Theorem => true,
+                ClipRule::Quantile(_) => h1,
+                ClipRule::Fixed(_) => false,
+            };
+            s.k.is_finite() && in_theorem && s.control_of.is_none()
+        })
+        .collect();
+    for i in heavy {
+        let mut c = raw.series[i].clone();
+        c.label = None;
+        c.law = None;
+        c.heavy_shift = None;
+        c.control_of = Some(i);
+        raw.series.push(c);
     }
 }
 

@@ -3,15 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::fit::{self, Fit};
+use super::fit::{self, Difference, Fit, JointBootstrap, Sample};
 use super::notes::{self, RELAXED};
 use super::probability::{Probability, probability_check};
 use super::replicate::{gradient_risk, schedule_theorem};
-use super::results::CellResult;
+use super::results::{CellResult, ReplicateResult};
 use super::spec::{ClipRule, Spec, k_serde};
 use crate::rng::{Purpose, derive_seed};
 
@@ -41,8 +40,17 @@ pub struct SeriesSummary {
     pub predicted: f64,
     /// Fit over the whole sweep.
     pub sweep: Option<Fit>,
-    /// Fit over the smallest decade of phi.
+    /// Fit over the smallest decade of phi (paired bootstrap interval).
     pub decade: Option<Fit>,
+    /// The same fit of the do-nothing risk (the risk at w0), resampled jointly with `decade`.
+    #[serde(default)]
+    pub do_nothing_fit: Option<Fit>,
+    /// The bounded-data control of this series, when it has one.
+    #[serde(default)]
+    pub control: Option<ControlComparison>,
+    /// True on a control series itself.
+    #[serde(default)]
+    pub is_control: bool,
     /// max over cells of mean OR / mean bound, and the number of cells with a bound.
     pub max_ratio: Option<f64>,
     /// min over cells of mean OR / mean bound (the lower bound's check: >= 1).
@@ -55,10 +63,16 @@ pub struct SeriesSummary {
     pub c_range: (f64, f64),
     /// Range of tau used.
     pub tau_range: (f64, f64),
-    /// Smallest ratio, over the smallest decade's cells with a bound, of the mean bound to the
-    /// mean do-nothing risk (risk at w0): above 1 the bound is vacuous there.
+    /// Largest ratio, over the smallest decade's cells, of the mean bound to the mean do-nothing
+    /// risk (risk at w0): below 1 in every cell the bound is informative there.
     #[serde(default)]
     pub vacuity: Option<f64>,
+    /// Range over the smallest decade's cells of mean OR / mean do-nothing risk.
+    #[serde(default)]
+    pub do_nothing_ratio: Option<(f64, f64)>,
+    /// Range over the smallest decade's cells of the mean clipped fraction.
+    #[serde(default)]
+    pub clipped: Option<(f64, f64)>,
     /// Range of lambda_min(Hessian at w*) S over the cells (S = T eta), where a Hessian exists.
     #[serde(default)]
     pub lambda_s_range: Option<(f64, f64)>,
@@ -71,6 +85,15 @@ pub struct SeriesSummary {
     pub probability: Option<Probability>,
     /// The verdict.
     pub verdict: Verdict,
+}
+
+/// A heavy-tailed series against its bounded-data control over the smallest decade.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ControlComparison {
+    /// The control's smallest-decade fit.
+    pub fit: Option<Fit>,
+    /// slope(series) - slope(control) with its paired interval.
+    pub difference: Option<Difference>,
 }
 
 /// One spec's outcome.
@@ -94,6 +117,64 @@ pub struct SpecSummary {
     pub notes: Vec<String>,
 }
 
+/// Whether an upper bound says anything in the smallest decade of phi.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Informative {
+    /// bound / risk0 < 1 in every cell of the smallest decade (the largest ratio).
+    Yes(f64),
+    /// bound / risk0 >= 1 in some cell of the smallest decade (the largest ratio): not moving
+    /// at all meets the bound there, so the bound supports no rate statement.
+    Vacuous(f64),
+    /// Some cell of the smallest decade has no bound (cells with one, cells).
+    NoBound(usize, usize),
+}
+
+/// The rate read from the smallest decade's 95% interval against the predicted exponent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rate {
+    /// The interval contains the exponent.
+    Attains,
+    /// The interval lies above it.
+    Faster,
+    /// The interval lies below it.
+    Slower,
+}
+
+impl Rate {
+    /// The class of `f`'s interval against `predicted`.
+    pub fn classify(f: &Fit, predicted: f64) -> Rate {
+        if f.lo > predicted {
+            Rate::Faster
+        } else if f.hi < predicted {
+            Rate::Slower
+        } else {
+            Rate::Attains
+        }
+    }
+}
+
+/// The lower bound's three-way tightness ([`lower_verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tightness {
+    /// The interval lies within `BAND` of 1 - 1/k.
+    Tight,
+    /// It contains 1 - 1/k (or misses it by less than `BAND`) but is wider than +-`BAND`.
+    Consistent,
+    /// It excludes 1 - 1/k by more than `BAND`.
+    NotTight,
+}
+
+/// An ablation's outcome.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Ablation {
+    /// The smallest decade's slope interval lies below 0.25 (a bias floor).
+    Floor,
+    /// The risk still falls with phi (the smallest decade's slope).
+    Falling(f64),
+    /// No fit.
+    NoFit,
+}
+
 /// The verdict on one series. `Display` gives the text of the table's "verdict" column (and of the
 /// summary JSON); `verify` exits non-zero on [`Verdict::Violation`].
 #[derive(Debug, Clone, PartialEq)]
@@ -102,46 +183,32 @@ pub enum Verdict {
     Violation(Vec<String>),
     /// Upper bound: no fit, because some mean risk is not positive.
     NoFit,
-    /// Upper bound: the smallest-decade slope is at least the predicted exponent minus the
-    /// spec's slope tolerance.
-    RateConsistent {
-        /// False when no cell had a bound to check.
-        bound_applies: bool,
+    /// Upper bound, the bound holding in every cell: whether it is informative, and the rate
+    /// only where it is.
+    Upper {
+        /// The bound against the do-nothing risk in the smallest decade.
+        informative: Informative,
+        /// The rate (None unless the bound is informative).
+        rate: Option<Rate>,
+        /// The do-nothing risk's own interval gives the same rate: not moving earns it too.
+        do_nothing: bool,
     },
-    /// Upper bound: slope below prediction, but the bound exceeds the risk at w0 in every cell of
-    /// the smallest decade, so the scale cannot test the rate.
-    Untestable {
-        /// "bound / risk at w0 = ..." (the vacuity).
-        vacuity: String,
-        /// Range of lambda_min S over the cells, where a Hessian exists.
-        lambda_s_range: Option<(f64, f64)>,
-        /// The phi at which lambda_min S would reach `RELAXED`.
-        relax_phi: Option<f64>,
-    },
-    /// Upper bound: slope below prediction at a scale where the bound is not vacuous.
-    PreAsymptotic {
-        /// The vacuity text; None when no cell had a bound.
-        vacuity: Option<String>,
-    },
-    /// Lower bound: the three-way tightness ([`lower_verdict`]) and the constant c_hat with
+    /// Lower bound: tightness against 1 - 1/k and the constant c_hat with
     /// OR >= c_hat G phi^(1-1/k) in every cell.
     Lower {
-        /// "tight", "consistent: ..." or "not tight: ...".
-        tightness: String,
+        /// Tightness of the smallest decade's interval.
+        tightness: Tightness,
+        /// 1 - 1/k.
+        predicted: f64,
         /// min over cells of OR / (G phi^(1-1/k)).
         c_hat: f64,
+        /// The do-nothing risk's interval is as tight: not moving earns it too.
+        do_nothing: bool,
     },
     /// Lower bound: no fit.
     LowerNoFit,
-    /// Ablation: the smallest decade's slope interval lies below 0.25 (a bias floor).
-    AblationFloor,
-    /// Ablation: the risk still falls with phi.
-    AblationFalling {
-        /// The smallest decade's slope.
-        slope: f64,
-    },
-    /// Ablation: no fit.
-    AblationNoFit,
+    /// Ablation (a clip norm outside the theorem).
+    Ablation(Ablation),
 }
 
 impl Verdict {
@@ -151,44 +218,77 @@ impl Verdict {
     }
 }
 
+const DO_NOTHING: &str = "; a do-nothing algorithm earns the same";
+
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Verdict::Violation(v) => write!(f, "VIOLATION: {}", v.join("; ")),
             Verdict::NoFit => f.write_str("no fit (risk not positive)"),
-            Verdict::RateConsistent {
-                bound_applies: true,
-            } => f.write_str("rate consistent"),
-            Verdict::RateConsistent {
-                bound_applies: false,
-            } => f.write_str("rate consistent (no bound applies)"),
-            Verdict::Untestable {
-                vacuity,
-                lambda_s_range,
-                relax_phi,
+            Verdict::Upper {
+                informative,
+                rate,
+                do_nothing,
             } => {
-                let mut v = format!("untestable at this scale: bound vacuous ({vacuity})");
-                if let Some((a, b)) = lambda_s_range {
-                    let _ = write!(v, "; lambda_min S = {}..{}", sig(*a), sig(*b));
+                match (informative, rate) {
+                    (Informative::Yes(v), Some(r)) => {
+                        let r = match r {
+                            Rate::Attains => "attains the bound's rate",
+                            Rate::Faster => "faster than the bound",
+                            Rate::Slower => "slower than the bound (pre-asymptotic)",
+                        };
+                        write!(f, "{r}; bound informative (bound / risk0 <= {})", sig(*v))?;
+                    }
+                    (Informative::Yes(v), None) => {
+                        write!(f, "bound informative (bound / risk0 <= {})", sig(*v))?;
+                    }
+                    (Informative::Vacuous(v), _) => write!(
+                        f,
+                        "no rate claim: bound vacuous (bound / risk0 up to {})",
+                        sig(*v)
+                    )?,
+                    (Informative::NoBound(0, _), _) => {
+                        f.write_str("no rate claim: no bound applies")?
+                    }
+                    (Informative::NoBound(a, b), _) => write!(
+                        f,
+                        "no rate claim: bound in {a} of {b} smallest-decade cells"
+                    )?,
                 }
-                if let Some(p) = relax_phi {
-                    let _ = write!(v, ", lambda_min S reaches {RELAXED} near phi = {p:.1e}");
+                if *do_nothing {
+                    f.write_str(DO_NOTHING)?;
                 }
-                f.write_str(&v)
+                Ok(())
             }
-            Verdict::PreAsymptotic { vacuity: None } => {
-                f.write_str("pre-asymptotic (no bound applies)")
-            }
-            Verdict::PreAsymptotic { vacuity: Some(vac) } => write!(f, "pre-asymptotic ({vac})"),
-            Verdict::Lower { tightness, c_hat } => {
-                write!(f, "{tightness} (OR >= {c_hat:.3e} G phi^(1-1/k))")
+            Verdict::Lower {
+                tightness,
+                predicted,
+                c_hat,
+                do_nothing,
+            } => {
+                match tightness {
+                    Tightness::Tight => f.write_str("tight")?,
+                    Tightness::Consistent => write!(
+                        f,
+                        "consistent: CI contains {predicted:.3} (within {BAND}) but is wider than +-{BAND}"
+                    )?,
+                    Tightness::NotTight => write!(
+                        f,
+                        "not tight: CI excludes {predicted:.3} by more than {BAND}"
+                    )?,
+                }
+                write!(f, " (OR >= {c_hat:.3e} G phi^(1-1/k))")?;
+                if *do_nothing {
+                    f.write_str(DO_NOTHING)?;
+                }
+                Ok(())
             }
             Verdict::LowerNoFit => f.write_str("no fit"),
-            Verdict::AblationFloor => f.write_str("ablation: bias floor"),
-            Verdict::AblationFalling { slope } => {
+            Verdict::Ablation(Ablation::Floor) => f.write_str("ablation: bias floor"),
+            Verdict::Ablation(Ablation::Falling(slope)) => {
                 write!(f, "ablation: still falling (slope {slope:.2})")
             }
-            Verdict::AblationNoFit => f.write_str("ablation: no fit"),
+            Verdict::Ablation(Ablation::NoFit) => f.write_str("ablation: no fit"),
         }
     }
 }
@@ -302,54 +402,58 @@ fn bound_check(spec: &Spec, s: usize, role: Role, cs: &[&CellResult]) -> BoundCh
     check
 }
 
-/// Smallest ratio, over the smallest decade's cells (`dec`) with a bound, of the mean bound to
-/// the mean risk at w0.
-fn vacuity(cs: &[&CellResult], dec: &[usize]) -> Option<f64> {
-    dec.iter()
-        .filter_map(|&i| {
-            let c = cs[i];
-            let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
-            let r0: Option<Vec<f64>> = c.replicates.iter().map(|r| r.risk0).collect();
-            Some(fit::mean(&b?) / fit::mean(&r0?))
-        })
-        .reduce(f64::min)
+/// Mean over replicates of an optional per-replicate value; None if any replicate lacks it.
+fn cell_mean(c: &CellResult, f: impl Fn(&ReplicateResult) -> Option<f64>) -> Option<f64> {
+    let v: Option<Vec<f64>> = c.replicates.iter().map(f).collect();
+    v.filter(|v| !v.is_empty()).map(|v| fit::mean(&v))
+}
+
+/// Whether the bound is informative over the smallest decade's cells `dec`: the largest mean
+/// bound / mean do-nothing risk, when every one of them has a bound.
+fn informative(cs: &[&CellResult], dec: &[usize]) -> Informative {
+    let ratios: Vec<f64> = dec
+        .iter()
+        .filter_map(|&i| Some(cell_mean(cs[i], |r| r.bound)? / cell_mean(cs[i], |r| r.risk0)?))
+        .collect();
+    if ratios.len() < dec.len() {
+        return Informative::NoBound(ratios.len(), dec.len());
+    }
+    let worst = ratios.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    if worst < 1.0 {
+        Informative::Yes(worst)
+    } else {
+        Informative::Vacuous(worst)
+    }
 }
 
 /// (phi, mean lambda_min S) of the cells where a Hessian exists.
 fn lambda_s_by_phi(cs: &[&CellResult]) -> Vec<(f64, f64)> {
     cs.iter()
-        .filter_map(|c| {
-            let v: Option<Vec<f64>> = c.replicates.iter().map(|r| r.lambda_s).collect();
-            Some((c.phi, fit::mean(&v?)))
-        })
+        .filter_map(|c| Some((c.phi, cell_mean(c, |r| r.lambda_s)?)))
         .collect()
 }
 
-/// The upper-bound verdict from the smallest decade's fit (see the notes' "verdicts").
-fn upper_verdict(
+/// The upper-bound verdict: informative or not over the smallest decade, and only where it is,
+/// the rate from the decade's interval (no tolerance). `do_nothing` is the same fit of the
+/// do-nothing risk: when its interval gives the same rate, the verdict says so.
+pub fn upper_verdict(
     decade: &Option<Fit>,
-    threshold: f64,
-    with_bound: usize,
-    vacuity: Option<f64>,
-    lambda_s_range: Option<(f64, f64)>,
-    relax_phi: Option<f64>,
+    predicted: f64,
+    informative: Informative,
+    do_nothing: &Option<Fit>,
 ) -> Verdict {
-    let vac = vacuity.map_or(String::new(), |v| {
-        format!("bound / risk at w0 = {}", sig(v))
-    });
-    match decade {
-        None => Verdict::NoFit,
-        Some(f) if f.slope >= threshold => Verdict::RateConsistent {
-            bound_applies: with_bound != 0,
-        },
-        Some(_) if vacuity.is_some_and(|v| v > 1.0) => Verdict::Untestable {
-            vacuity: vac,
-            lambda_s_range,
-            relax_phi,
-        },
-        Some(_) => Verdict::PreAsymptotic {
-            vacuity: (with_bound != 0).then_some(vac),
-        },
+    let Some(f) = decade else {
+        return Verdict::NoFit;
+    };
+    let rate = matches!(informative, Informative::Yes(_)).then(|| Rate::classify(f, predicted));
+    let do_nothing = rate.is_some()
+        && do_nothing
+            .as_ref()
+            .is_some_and(|d| Some(Rate::classify(d, predicted)) == rate);
+    Verdict::Upper {
+        informative,
+        rate,
+        do_nothing,
     }
 }
 
@@ -360,6 +464,7 @@ fn lower_series_verdict(
     predicted: f64,
     k: f64,
     cs: &[&CellResult],
+    do_nothing: &Option<Fit>,
 ) -> Verdict {
     let c_hat = cs
         .iter()
@@ -369,20 +474,60 @@ fn lower_series_verdict(
         })
         .fold(f64::INFINITY, f64::min);
     match decade {
-        Some(f) => Verdict::Lower {
-            tightness: lower_verdict(f, predicted),
-            c_hat,
-        },
+        Some(f) => {
+            let tightness = lower_verdict(f, predicted);
+            Verdict::Lower {
+                tightness,
+                predicted,
+                c_hat,
+                do_nothing: do_nothing
+                    .as_ref()
+                    .is_some_and(|d| lower_verdict(d, predicted) == tightness),
+            }
+        }
         None => Verdict::LowerNoFit,
     }
 }
 
 /// The ablation verdict: a bias floor, or still falling.
 fn ablation_verdict(decade: &Option<Fit>) -> Verdict {
-    match decade {
-        Some(f) if f.hi < 0.25 => Verdict::AblationFloor,
-        Some(f) => Verdict::AblationFalling { slope: f.slope },
-        None => Verdict::AblationNoFit,
+    Verdict::Ablation(match decade {
+        Some(f) if f.hi < 0.25 => Ablation::Floor,
+        Some(f) => Ablation::Falling(f.slope),
+        None => Ablation::NoFit,
+    })
+}
+
+/// The cells of series `s`, in phi order of the grid, with their replicate risks and
+/// do-nothing risks.
+struct SeriesCells<'a> {
+    cs: Vec<&'a CellResult>,
+    phis: Vec<f64>,
+    reps: Vec<Vec<f64>>,
+    risk0: Vec<Vec<f64>>,
+}
+
+impl<'a> SeriesCells<'a> {
+    fn new(cells: &'a BTreeMap<usize, CellResult>, s: usize) -> Self {
+        let cs: Vec<&CellResult> = cells.values().filter(|c| c.series == s).collect();
+        SeriesCells {
+            phis: cs.iter().map(|c| c.phi).collect(),
+            reps: cs.iter().map(|c| reps_of(c)).collect(),
+            risk0: cs
+                .iter()
+                .map(|c| c.replicates.iter().filter_map(|r| r.risk0).collect())
+                .collect(),
+            cs,
+        }
+    }
+
+    /// The smallest decade's cells of risks (or of do-nothing risks).
+    fn decade(&self, dec: &[usize], risk0: bool) -> (Vec<f64>, Vec<Vec<f64>>) {
+        let src = if risk0 { &self.risk0 } else { &self.reps };
+        (
+            dec.iter().map(|&i| self.phis[i]).collect(),
+            dec.iter().map(|&i| src[i].clone()).collect(),
+        )
     }
 }
 
@@ -390,45 +535,64 @@ fn ablation_verdict(decade: &Option<Fit>) -> Verdict {
 fn summarize_series(spec: &Spec, s: usize, cells: &BTreeMap<usize, CellResult>) -> SeriesSummary {
     let raw = &spec.raw;
     let ser = &raw.series[s];
-    let cs: Vec<&CellResult> = cells.values().filter(|c| c.series == s).collect();
+    let sc = SeriesCells::new(cells, s);
+    let cs = &sc.cs;
     let role = series_role(spec, s);
     let predicted = raw.theorem.phi_exponent(ser.k);
-    let phis: Vec<f64> = cs.iter().map(|c| c.phi).collect();
-    let reps: Vec<Vec<f64>> = cs
-        .iter()
-        .map(|c| c.replicates.iter().map(|r| r.risk).collect())
-        .collect();
     let seed = derive_seed(raw.seed, s as u64, Purpose::Other(0xf17));
-    let sweep = fit::fit(&phis, &reps, spec.bootstrap, seed);
-    let dec = fit::smallest_decade(&phis);
-    let decade = fit::fit(
-        &dec.iter().map(|&i| phis[i]).collect::<Vec<_>>(),
-        &dec.iter().map(|&i| reps[i].clone()).collect::<Vec<_>>(),
-        spec.bootstrap,
-        seed ^ 1,
-    );
-    let check = bound_check(spec, s, role, &cs);
-    let vacuity = vacuity(&cs, &dec);
-    let ls = lambda_s_by_phi(&cs);
+    let sweep = fit::fit(&sc.phis, &sc.reps, spec.bootstrap, seed);
+    let dec = fit::smallest_decade(&sc.phis);
+    // The decade's fits of this series, its do-nothing risk and its control, on one set of
+    // resampled replicate indices (replicate r is one data set and one set of common random
+    // numbers in all three).
+    let (dphi, dreps) = sc.decade(&dec, false);
+    let (_, d0) = sc.decade(&dec, true);
+    let control = spec.control(s).map(|c| SeriesCells::new(cells, c));
+    let cdec = control
+        .as_ref()
+        .map(|c| c.decade(&fit::smallest_decade(&c.phis), false));
+    let mut samples = vec![
+        Sample {
+            phis: &dphi,
+            reps: &dreps,
+        },
+        Sample {
+            phis: &dphi,
+            reps: &d0,
+        },
+    ];
+    if let Some((p, r)) = &cdec {
+        samples.push(Sample { phis: p, reps: r });
+    }
+    let joint = JointBootstrap::new(&samples, spec.bootstrap, seed ^ 1);
+    let decade = joint.fits[0].clone();
+    let do_nothing_fit = joint.fits[1].clone();
+    let control = cdec.map(|_| ControlComparison {
+        fit: joint.fits[2].clone(),
+        difference: joint.difference(0, 2),
+    });
+    let check = bound_check(spec, s, role, cs);
+    let informative = informative(cs, &dec);
+    let decade_range = |f: &dyn Fn(&CellResult) -> Option<f64>| {
+        let v: Option<Vec<f64>> = dec.iter().map(|&i| f(cs[i])).collect();
+        v.map(|v| range(v.into_iter()))
+    };
+    let do_nothing_ratio =
+        decade_range(&|c| Some(fit::mean(&reps_of(c)) / cell_mean(c, |r| r.risk0)?));
+    let clipped = decade_range(&|c| cell_mean(c, |r| r.clipped));
+    let ls = lambda_s_by_phi(cs);
     let lambda_s_range =
         (ls.len() == cs.len() && !ls.is_empty()).then(|| range(ls.iter().map(|p| p.1)));
     let relax_phi = relax_phi(&ls);
     let probability = if role == Role::Upper {
-        probability_check(spec, s, &cs)
+        probability_check(spec, s, cs)
     } else {
         None
     };
     let verdict = match role {
         _ if !check.violations.is_empty() => Verdict::Violation(check.violations.clone()),
-        Role::Upper => upper_verdict(
-            &decade,
-            predicted - raw.slope_tolerance,
-            check.with_bound,
-            vacuity,
-            lambda_s_range,
-            relax_phi,
-        ),
-        Role::Lower => lower_series_verdict(&decade, predicted, ser.k, &cs),
+        Role::Upper => upper_verdict(&decade, predicted, informative, &do_nothing_fit),
+        Role::Lower => lower_series_verdict(&decade, predicted, ser.k, cs, &do_nothing_fit),
         Role::Ablation => ablation_verdict(&decade),
     };
     SeriesSummary {
@@ -438,13 +602,21 @@ fn summarize_series(spec: &Spec, s: usize, cells: &BTreeMap<usize, CellResult>) 
         predicted,
         sweep,
         decade,
+        do_nothing_fit,
+        control,
+        is_control: ser.control_of.is_some(),
         max_ratio: check.max_ratio,
         min_ratio: check.min_ratio,
         bound_cells: (check.with_bound, cs.len()),
         violations: check.violations,
         c_range: range(cs.iter().flat_map(|c| c.replicates.iter().map(|r| r.c))),
         tau_range: range(cs.iter().flat_map(|c| c.replicates.iter().map(|r| r.tau))),
-        vacuity,
+        vacuity: match informative {
+            Informative::Yes(v) | Informative::Vacuous(v) => Some(v),
+            Informative::NoBound(..) => None,
+        },
+        do_nothing_ratio,
+        clipped,
         lambda_s_range,
         relax_phi,
         probability,
@@ -452,17 +624,19 @@ fn summarize_series(spec: &Spec, s: usize, cells: &BTreeMap<usize, CellResult>) 
     }
 }
 
+/// Half-width of the lower bound's tightness band.
+pub const BAND: f64 = 0.05;
+
 /// The lower-bound verdict, three-way on the smallest decade's 95% interval against 1 - 1/k:
-/// "tight" (within 0.05 of it), "not tight" (excludes it by more than 0.05), "consistent"
-/// (otherwise: contains it, or misses it by less than 0.05, but is wider than +-0.05).
-pub fn lower_verdict(f: &Fit, predicted: f64) -> String {
-    const BAND: f64 = 0.05;
+/// tight (within `BAND` of it), not tight (excludes it by more than `BAND`), consistent
+/// (otherwise: contains it, or misses it by less than `BAND`, but is wider than +-`BAND`).
+pub fn lower_verdict(f: &Fit, predicted: f64) -> Tightness {
     if f.lo >= predicted - BAND && f.hi <= predicted + BAND {
-        "tight".into()
+        Tightness::Tight
     } else if f.hi < predicted - BAND || f.lo > predicted + BAND {
-        format!("not tight: CI excludes {predicted:.3} by more than {BAND}")
+        Tightness::NotTight
     } else {
-        format!("consistent: CI contains {predicted:.3} (within {BAND}) but is wider than +-{BAND}")
+        Tightness::Consistent
     }
 }
 
@@ -484,6 +658,9 @@ pub fn relax_phi(ls: &[(f64, f64)]) -> Option<f64> {
 /// Three significant digits: fixed between 0.01 and 1000, else scientific.
 pub(crate) fn sig(v: f64) -> String {
     let a = v.abs();
+    if a == 0.0 {
+        return "0".into();
+    }
     if (0.01..1000.0).contains(&a) {
         let dec = (2 - a.log10().floor() as i32).max(0) as usize;
         format!("{v:.dec$}")
@@ -510,6 +687,9 @@ mod tests {
                 predicted: 0.5,
                 sweep: None,
                 decade: None,
+                do_nothing_fit: None,
+                control: None,
+                is_control: false,
                 max_ratio: None,
                 min_ratio: None,
                 bound_cells: (0, 0),
@@ -517,6 +697,8 @@ mod tests {
                 c_range: (1.0, 1.0),
                 tau_range: (1.0, 1.0),
                 vacuity: None,
+                do_nothing_ratio: None,
+                clipped: None,
                 lambda_s_range: None,
                 relax_phi: None,
                 probability: None,
@@ -535,90 +717,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn violations_name_exactly_the_violating_series() {
-        let fine = Verdict::RateConsistent {
-            bound_applies: true,
-        };
-        let pre = Verdict::PreAsymptotic { vacuity: None };
-        assert!(violations(&[summary_with(&[fine.clone(), pre])]).is_empty());
-        let bad = violations(&[summary_with(&[
-            fine,
-            Verdict::Violation(vec!["cell 3".into()]),
-        ])]);
-        assert_eq!(bad, vec!["s k = 1".to_string()]);
-    }
-
-    /// The verdict texts are a persisted format (table, report.md, summary JSON): each variant
-    /// prints exactly the text the string verdicts printed.
-    #[test]
-    fn verdict_texts_are_unchanged() {
-        let cases = [
-            (
-                Verdict::Violation(vec!["a".into(), "b".into()]),
-                "VIOLATION: a; b",
-            ),
-            (Verdict::NoFit, "no fit (risk not positive)"),
-            (
-                Verdict::RateConsistent {
-                    bound_applies: true,
-                },
-                "rate consistent",
-            ),
-            (
-                Verdict::RateConsistent {
-                    bound_applies: false,
-                },
-                "rate consistent (no bound applies)",
-            ),
-            (
-                Verdict::Untestable {
-                    vacuity: "bound / risk at w0 = 2.50".into(),
-                    lambda_s_range: Some((0.0123, 4567.0)),
-                    relax_phi: Some(3.3e-5),
-                },
-                "untestable at this scale: bound vacuous (bound / risk at w0 = 2.50); lambda_min S = 0.0123..4.57e3, lambda_min S reaches 3 near phi = 3.3e-5",
-            ),
-            (
-                Verdict::Untestable {
-                    vacuity: "v".into(),
-                    lambda_s_range: None,
-                    relax_phi: None,
-                },
-                "untestable at this scale: bound vacuous (v)",
-            ),
-            (
-                Verdict::PreAsymptotic { vacuity: None },
-                "pre-asymptotic (no bound applies)",
-            ),
-            (
-                Verdict::PreAsymptotic {
-                    vacuity: Some(String::new()),
-                },
-                "pre-asymptotic ()",
-            ),
-            (
-                Verdict::Lower {
-                    tightness: "tight".into(),
-                    c_hat: 0.01234,
-                },
-                "tight (OR >= 1.234e-2 G phi^(1-1/k))",
-            ),
-            (Verdict::LowerNoFit, "no fit"),
-            (Verdict::AblationFloor, "ablation: bias floor"),
-            (
-                Verdict::AblationFalling { slope: 0.456 },
-                "ablation: still falling (slope 0.46)",
-            ),
-            (Verdict::AblationNoFit, "ablation: no fit"),
-        ];
-        for (v, text) in cases {
-            assert_eq!(v.to_string(), text);
-            assert_eq!(serde_json::to_string(&v).unwrap(), format!("{text:?}"));
-            assert_eq!(v.is_violation(), text.starts_with("VIOLATION"));
-        }
-    }
-
     fn f(lo: f64, hi: f64) -> Fit {
         Fit {
             slope: 0.5 * (lo + hi),
@@ -631,14 +729,107 @@ mod tests {
     }
 
     #[test]
+    fn violations_name_exactly_the_violating_series() {
+        let fine = upper_verdict(&Some(f(0.4, 0.6)), 0.5, Informative::Yes(0.3), &None);
+        let vac = upper_verdict(&Some(f(0.1, 0.2)), 0.5, Informative::Vacuous(3.0), &None);
+        assert!(violations(&[summary_with(&[fine.clone(), vac])]).is_empty());
+        let bad = violations(&[summary_with(&[
+            fine,
+            Verdict::Violation(vec!["cell 3".into()]),
+        ])]);
+        assert_eq!(bad, vec!["s k = 1".to_string()]);
+    }
+
+    /// The review's asymmetry: a steep slope under a vacuous bound was "rate consistent"
+    /// (vacuity demoted only flat slopes). Ablation (b) was 0.50 [0.44, 0.55] against 0.5 with
+    /// bound / risk0 = 44.8: no rate may be stated.
+    #[test]
+    fn a_steep_slope_under_a_vacuous_bound_states_no_rate() {
+        let steep = Some(f(0.44, 0.55));
+        for inf in [Informative::Vacuous(44.8), Informative::NoBound(2, 5)] {
+            let v = upper_verdict(&steep, 0.5, inf, &None);
+            let Verdict::Upper { rate, .. } = &v else {
+                panic!("{v}")
+            };
+            assert_eq!(*rate, None, "{v}");
+            assert!(v.to_string().starts_with("no rate claim"), "{v}");
+        }
+        // The same interval under an informative bound attains the rate.
+        let v = upper_verdict(&steep, 0.5, Informative::Yes(0.4), &None);
+        assert!(v.to_string().starts_with("attains the bound's rate"), "{v}");
+    }
+
+    /// Rates come from the interval, not a tolerance: J.1 sharp k = 1.5 was 0.11 [0.09, 0.13]
+    /// against 0.2 and passed the old 0.1 tolerance.
+    #[test]
+    fn the_rate_is_read_from_the_interval() {
+        let inf = Informative::Yes(0.5);
+        let r = |lo, hi| match upper_verdict(&Some(f(lo, hi)), 0.2, inf, &None) {
+            Verdict::Upper { rate, .. } => rate.unwrap(),
+            v => panic!("{v}"),
+        };
+        assert_eq!(r(0.09, 0.13), Rate::Slower);
+        assert_eq!(r(0.15, 0.25), Rate::Attains);
+        assert_eq!(r(0.21, 0.3), Rate::Faster);
+        assert_eq!(upper_verdict(&None, 0.2, inf, &None), Verdict::NoFit);
+    }
+
+    /// I.3's inheritance: when the risk of not moving has the same interval class, say so.
+    #[test]
+    fn a_verdict_the_do_nothing_risk_earns_says_so() {
+        let inf = Informative::Yes(0.5);
+        let v = upper_verdict(&Some(f(0.45, 0.55)), 0.5, inf, &Some(f(0.4, 0.6)));
+        assert!(v.to_string().ends_with(DO_NOTHING), "{v}");
+        let v = upper_verdict(&Some(f(0.45, 0.55)), 0.5, inf, &Some(f(0.0, 0.1)));
+        assert!(!v.to_string().contains("do-nothing"), "{v}");
+        let v = Verdict::Lower {
+            tightness: Tightness::Tight,
+            predicted: 0.5,
+            c_hat: 0.3,
+            do_nothing: true,
+        };
+        assert!(v.to_string().ends_with(DO_NOTHING), "{v}");
+    }
+
+    #[test]
+    fn informative_needs_every_decade_cell_below_one() {
+        let cell = |bound: Option<f64>, risk0: f64| CellResult {
+            cell: 0,
+            series: 0,
+            k: 2.0,
+            phi_index: 0,
+            phi: 0.1,
+            n: 10,
+            epsilon: 1.0,
+            steps: 10,
+            replicates: vec![ReplicateResult {
+                risk: 0.1,
+                bound,
+                c: 1.0,
+                tau: 1.0,
+                eta: 1.0,
+                f_star: 0.0,
+                g: 1.0,
+                risk0: Some(risk0),
+                lambda_s: None,
+                clipped: None,
+            }],
+        };
+        let (a, b, c) = (cell(Some(0.5), 1.0), cell(Some(2.0), 1.0), cell(None, 1.0));
+        assert_eq!(informative(&[&a, &a], &[0, 1]), Informative::Yes(0.5));
+        assert_eq!(informative(&[&a, &b], &[0, 1]), Informative::Vacuous(2.0));
+        assert_eq!(informative(&[&a, &c], &[0, 1]), Informative::NoBound(1, 2));
+    }
+
+    #[test]
     fn lower_verdict_is_three_way() {
         // Issue 14: 1.00 [0.96, 1.05] against 1 was printed "not tight".
-        assert_eq!(lower_verdict(&f(0.96, 1.05), 1.0), "tight");
-        assert_eq!(lower_verdict(&f(0.70, 0.745), 0.75), "tight");
-        assert!(lower_verdict(&f(0.5, 0.9), 0.75).starts_with("consistent"));
-        assert!(lower_verdict(&f(0.5, 0.72), 0.75).starts_with("consistent"));
-        assert!(lower_verdict(&f(0.5, 0.69), 0.75).starts_with("not tight"));
-        assert!(lower_verdict(&f(0.81, 0.9), 0.75).starts_with("not tight"));
+        assert_eq!(lower_verdict(&f(0.96, 1.05), 1.0), Tightness::Tight);
+        assert_eq!(lower_verdict(&f(0.70, 0.745), 0.75), Tightness::Tight);
+        assert_eq!(lower_verdict(&f(0.5, 0.9), 0.75), Tightness::Consistent);
+        assert_eq!(lower_verdict(&f(0.5, 0.72), 0.75), Tightness::Consistent);
+        assert_eq!(lower_verdict(&f(0.5, 0.69), 0.75), Tightness::NotTight);
+        assert_eq!(lower_verdict(&f(0.81, 0.9), 0.75), Tightness::NotTight);
     }
 
     #[test]

@@ -43,6 +43,10 @@ pub struct AppendixLSpec {
     /// Seed of the packing set (default 0); independent of the run's data seed.
     #[serde(default)]
     pub packing_seed: u64,
+    /// The bounded-data control (set by `verify` on a control series, default false): every
+    /// sample is x = v, so every G_i = 3||v|| = G (Eq. 100) and there is no tail.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub constant: bool,
 }
 
 impl AppendixLSpec {
@@ -50,7 +54,9 @@ impl AppendixLSpec {
     pub fn instance(&self) -> Result<QvInstance> {
         let set = PackingSet::generate(self.d, self.codeword + 1, self.packing_seed)?;
         let v = set.codeword(self.codeword)?;
-        QvInstance::new(self.n, self.k, self.epsilon, self.delta, v)
+        let mut inst = QvInstance::new(self.n, self.k, self.epsilon, self.delta, v)?;
+        inst.constant = self.constant;
+        Ok(inst)
     }
 
     /// G = 3||v|| = 3 sqrt(d/2) (Eq. 100), the G of the schedules, after validating the spec.
@@ -186,6 +192,8 @@ pub struct QvInstance {
     scale: f64,
     v: Vec<f64>,
     v_norm: f64,
+    /// The bounded control: [`Self::sample`] returns x = v for every sample.
+    constant: bool,
 }
 
 impl QvInstance {
@@ -219,6 +227,7 @@ impl QvInstance {
             scale: p.powf(-1.0 / k),
             v,
             v_norm,
+            constant: false,
         })
     }
 
@@ -309,7 +318,9 @@ impl QvInstance {
         let mut x = vec![0.0; self.n * d];
         let point = self.support_point();
         for row in x.chunks_exact_mut(d) {
-            if self.draw_nonzero(rng) {
+            if self.constant {
+                row.copy_from_slice(&self.v);
+            } else if self.draw_nonzero(rng) {
                 row.copy_from_slice(&point);
             }
         }

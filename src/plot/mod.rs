@@ -31,6 +31,9 @@ pub enum Style {
     /// A reference line (e.g. a non-private baseline) in black with long dashes, whatever the
     /// color index; its legend key is a full-width stroke.
     Reference,
+    /// Open markers with thin vertical error bars, joined by a faint line (a control series
+    /// beside the filled markers of the series it controls).
+    Hollow,
 }
 
 /// One series: (x, y) points, optional error bars (lo, hi), a color index and a legend label.
@@ -61,6 +64,9 @@ pub struct Figure {
     pub series: Vec<Series>,
     /// (width, height) in pixels of the PNG and of the SVG canvas.
     pub size: (u32, u32),
+    /// An x range to shade (e.g. the smallest decade, where verdicts are read), with its
+    /// legend label.
+    pub shade: Option<(f64, f64, String)>,
 }
 
 /// A log-axis tick label: "1e-3", "2e-3", "5e-3" at mantissas 1, 2, 5; empty otherwise (so the
@@ -285,6 +291,28 @@ where
                 chart.draw_series(LineSeries::new(pts.iter().copied(), c.mix(0.5)))?;
                 chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?
             }
+            Style::Hollow => {
+                for (i, &(x, y)) in s.points.iter().enumerate() {
+                    if let Some(&(lo, hi)) = s.errors.get(i)
+                        && lo > 0.0
+                    {
+                        chart.draw_series(std::iter::once(ErrorBar::new_vertical(
+                            x,
+                            lo.max(y0),
+                            y,
+                            hi.min(y1),
+                            c.stroke_width(1),
+                            6,
+                        )))?;
+                    }
+                }
+                chart.draw_series(LineSeries::new(pts.iter().copied(), c.mix(0.4)))?;
+                chart.draw_series(
+                    pts.iter()
+                        .map(|&p| Circle::new(p, 5, WHITE.filled()).into_dyn()),
+                )?;
+                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.stroke_width(2))))?
+            }
             Style::Line => chart.draw_series(LineSeries::new(pts, c.stroke_width(2)))?,
             Style::Dashed => {
                 chart.draw_series(DashedLineSeries::new(pts, 8, 6, c.stroke_width(2)))?
@@ -306,6 +334,7 @@ where
                     Style::Points | Style::JoinedPoints => {
                         Circle::new((x + 10, y), 5, c.filled()).into_dyn()
                     }
+                    Style::Hollow => Circle::new((x + 10, y), 5, c.stroke_width(2)).into_dyn(),
                     Style::Line => seg(0, 20).into_dyn(),
                     // The label names the dash pattern; the key is a short stroke.
                     Style::Dashed => seg(4, 14).into_dyn(),
@@ -358,7 +387,7 @@ impl Figure {
                 x0 = x0.min(x);
                 x1 = x1.max(x);
                 let (lo, hi) = s.errors.get(i).copied().unwrap_or((y, y));
-                if s.style == Style::Points {
+                if matches!(s.style, Style::Points | Style::Hollow) {
                     y0 = y0.min(if lo > 0.0 { lo } else { y });
                     y1 = y1.max(hi.max(y));
                 } else {
@@ -399,8 +428,18 @@ impl Render for Figure {
             .x_label_formatter(&|v| axis_label(*v, x_all))
             .y_label_formatter(&|v| axis_label(*v, y_all))
             .bold_line_style(BLACK.mix(0.25))
-            .light_line_style(BLACK.mix(0.08))
+            .light_line_style(BLACK.mix(0.05))
             .draw()?;
+        if let Some((a, b, label)) = &self.shade {
+            let shade = BLACK.mix(0.07).filled();
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(a.max(x0), y0), (b.min(x1), y1)],
+                    shade,
+                )))?
+                .label(label.clone())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], shade));
+        }
         draw_series(
             &mut chart,
             &self.series,

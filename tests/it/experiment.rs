@@ -71,9 +71,13 @@ fn tiny_spec_runs_end_to_end() {
     let spec = tiny();
     let out = tmp("e2e");
     let cells = experiment::run(&spec, &opts(&out)).unwrap();
-    assert_eq!(cells.len(), 9);
+    // Three series and the bounded-data control of the k = 2 series (the fixed clip norm and
+    // k = inf have none), 3 phi each.
+    assert_eq!(cells.len(), 12);
     let s = experiment::finalize(&spec, &cells, &out, None).unwrap();
-    assert_eq!(s.series.len(), 3);
+    assert_eq!(s.series.len(), 4);
+    assert!(s.series[3].is_control && s.series[3].label.ends_with("control (G_i = G)"));
+    assert!(s.series[0].control.is_some() && s.series[1].control.is_none());
     for f in OUTPUTS {
         assert!(out.join(f).exists(), "{f} missing");
     }
@@ -206,7 +210,7 @@ fn merge_names_the_missing_shard() {
     let e = experiment::merge(&spec, &dir).unwrap_err().to_string();
     assert!(e.contains("shard 2 of 3 is incomplete"), "{e}");
     assert!(
-        e.contains("1 of 3 cells") && e.contains("--shard 2/3 --resume"),
+        e.contains("1 of 4 cells") && e.contains("--shard 2/3 --resume"),
         "{e}"
     );
     // Shards of two splits in one folder.

@@ -37,6 +37,7 @@ fn spec(n: usize, d: usize, k: f64, epsilon: f64) -> AppendixLSpec {
         delta: 1e-5,
         codeword: 0,
         packing_seed: 0,
+        constant: false,
     }
 }
 

@@ -156,3 +156,57 @@ fn verify_exits_2_on_a_planted_violation() {
     assert!(report.contains("VIOLATION"), "{report}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue verify-3: every series with k < inf and the theorem's clip rule, in every shipped spec,
+/// has its bounded-data control, and the control's data set has every per-sample Lipschitz
+/// constant G_i equal to the G its schedule uses (checked on the built data, replicate 0, at the
+/// largest phi of the quick scale).
+#[test]
+fn every_heavy_series_has_a_bounded_control_with_constant_g_i() {
+    use dpsgd_lab::experiment::replicate::{build_data, moment_bound_g, sweep_point};
+    use dpsgd_lab::experiment::spec::ClipRule;
+    use dpsgd_lab::loss::per_sample_lipschitz;
+    let dir = Path::new(ROOT).join("simulations");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if !text.lines().any(|l| l.trim() == "[sweep]") {
+            continue;
+        }
+        let spec = Spec::load(&path, Scale::Quick).unwrap();
+        let name = &spec.raw.name;
+        for (s, ser) in spec.raw.series.iter().enumerate() {
+            let heavy = ser.k.is_finite()
+                && ser.control_of.is_none()
+                && !matches!(ser.clip, ClipRule::Fixed(_));
+            if !heavy {
+                continue;
+            }
+            let c = spec
+                .control(s)
+                .unwrap_or_else(|| panic!("{name} series {s} has no control"));
+            let point = sweep_point(&spec, 0).unwrap();
+            let data = build_data(&spec, c, point.n, 0).unwrap();
+            let loss = spec.raw.loss.build(&data).unwrap();
+            let gi = per_sample_lipschitz(loss.as_ref(), &data).unwrap();
+            let (lo, hi) = gi
+                .iter()
+                .fold((f64::INFINITY, 0.0f64), |(a, b), &g| (a.min(g), b.max(g)));
+            // Constant and equal to the schedule's G up to rounding (relative 1e-9); the heavy
+            // series' own G_i are not constant.
+            let g = moment_bound_g(&spec, s).unwrap();
+            assert!(
+                (hi - g).abs() <= 1e-9 * g && (lo - g).abs() <= 1e-9 * g,
+                "{name} control {c}: G_i in [{lo}, {hi}], G = {g}"
+            );
+            let heavy_data = build_data(&spec, s, point.n, 0).unwrap();
+            let gh = per_sample_lipschitz(loss.as_ref(), &heavy_data).unwrap();
+            let spread = gh.iter().cloned().fold(0.0f64, f64::max)
+                - gh.iter().cloned().fold(f64::INFINITY, f64::min);
+            assert!(spread > 1e-6, "{name} series {s}: its G_i are constant too");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 25, "only {checked} heavy series checked");
+}
