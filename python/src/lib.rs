@@ -4,6 +4,9 @@
 //! so results are bit for bit the CLI's; errors raise `ValueError` with the CLI's message; long
 //! calls release the GIL.
 
+mod model;
+mod recommend;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -14,7 +17,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde::Deserialize;
 
-use dpsgd::clipnorm::recommend::MIN_NOISE_MULTIPLIER;
 use dpsgd::config::{TrainConfig, from_toml_str};
 use dpsgd::data::Dataset;
 use dpsgd::data::generator::GeneratorSpec;
@@ -23,12 +25,17 @@ use dpsgd::dpsgd::DpSgdConfig;
 use dpsgd::experiment::{self, RunOptions, Scale, Spec, report};
 use dpsgd::loss::{LossSpec, lipschitz_constants};
 use dpsgd::lower_bound::AppendixLSpec;
-use dpsgd::privacy::{self, AccountantKind, RdpAccountant, RnmmConfig, calibrate_noise};
+use dpsgd::privacy::{self, AccountantKind, RdpAccountant, RnmmConfig};
 use dpsgd::rng::{Purpose, stream};
 use dpsgd::theory::phi::PhiInputs;
 use dpsgd::theory::schedules::lower::hypothesis_warnings;
 use dpsgd::theory::schedules::{TheoremId, TheoryParams, prescribe_listing_missing};
 use dpsgd::train::{ReportOptions, train as train_run};
+
+use model::model_shape;
+
+/// The default delta, as the CLI's `train --delta` and `clipnorm recommend --delta`.
+const DEFAULT_DELTA: f64 = 1e-5;
 
 /// A library error as the CLI prints it (`error: {e:#}` without the prefix) as a ValueError.
 fn err<E: Into<anyhow::Error>>(e: E) -> PyErr {
@@ -101,20 +108,83 @@ fn to_toml(obj: &Bound<'_, PyAny>) -> PyResult<Option<toml::Value>> {
     )))
 }
 
-/// A config given as a dict (the TOML's keys) or as the path of a TOML file: the TOML text and
-/// the name errors cite.
-fn config_text(config: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
-    if config.is_instance_of::<PyDict>() {
-        let v = to_toml(config)?.expect("a dict");
-        let text = toml::to_string(&v).map_err(err)?;
-        return Ok((text, "config".to_string()));
+/// A config given as a dict (the TOML's keys) or as the path of a TOML file.
+struct ConfigSource {
+    /// The config's top-level table.
+    table: toml::Table,
+    /// The file's text (None for a dict).
+    text: Option<String>,
+    /// The file's path as given, which errors cite ("" for a dict: the error's `config:` prefix
+    /// says enough).
+    origin: String,
+}
+
+impl ConfigSource {
+    fn new(config: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if config.is_instance_of::<PyDict>() {
+            let Some(toml::Value::Table(table)) = to_toml(config)? else {
+                unreachable!("a dict is a table")
+            };
+            return Ok(ConfigSource {
+                table,
+                text: None,
+                origin: String::new(),
+            });
+        }
+        let path: PathBuf = config
+            .extract()
+            .map_err(|_| value_error("config must be a dict or the path of a TOML file"))?;
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| err(dpsgd::Error::io(&origin, e)))?;
+        let table = from_toml_str(&text, &origin).map_err(err)?;
+        Ok(ConfigSource {
+            table,
+            text: Some(text),
+            origin,
+        })
     }
-    let path: PathBuf = config
-        .extract()
-        .map_err(|_| value_error("config must be a dict or the path of a TOML file"))?;
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| err(dpsgd::Error::io(path.display().to_string(), e)))?;
-    Ok((text, path.display().to_string()))
+
+    /// The config as `T`. A file is parsed as the CLI parses it (errors cite its line), unless
+    /// it lacks a top-level `seed` and `seed` is given: then, as for a dict, `T` is read from
+    /// the table with `seed` filled in, and errors cite the file without a line. The caller
+    /// still sets `seed` over the config's own, as the CLI's `--seed` does.
+    fn parse<T: serde::de::DeserializeOwned>(&self, seed: Option<u64>) -> PyResult<T> {
+        if let Some(text) = &self.text
+            && (seed.is_none() || self.table.contains_key("seed"))
+        {
+            return from_toml_str(text, &self.origin).map_err(err);
+        }
+        let mut table = self.table.clone();
+        if let Some(s) = seed
+            && !table.contains_key("seed")
+        {
+            let s = i64::try_from(s).map_err(|_| value_error(format!("seed {s} is too large")))?;
+            table.insert("seed".into(), toml::Value::Integer(s));
+        }
+        self.from_table(table)
+    }
+
+    /// What errors outside the parser call the config: its path, or `config` for a dict.
+    fn name(&self) -> &str {
+        if self.origin.is_empty() {
+            "config"
+        } else {
+            &self.origin
+        }
+    }
+
+    /// `T` from a (possibly edited) table of this config, errors prefixed by the origin.
+    fn from_table<T: serde::de::DeserializeOwned>(&self, table: toml::Table) -> PyResult<T> {
+        toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| {
+            let msg = dpsgd::error::readable_numbers(e.message().replace('\n', " ").trim());
+            let msg = if self.origin.is_empty() {
+                msg
+            } else {
+                format!("{}: {msg}", self.origin)
+            };
+            err(dpsgd::Error::Config(msg))
+        })
+    }
 }
 
 /// Features as an (n, d) float64 matrix, row-major, from any array-like (any dtype, any strides).
@@ -191,21 +261,31 @@ fn loss_spec(loss: &Bound<'_, PyAny>) -> PyResult<LossSpec> {
     Ok(from_toml_str::<Wrap>(&text, "loss").map_err(err)?.loss)
 }
 
-/// epsilon(q, steps, noise_multiplier, delta, accountant="rdp", details=False, orders=None)
+/// The loss given, or the logistic loss (the default of every function taking one).
+fn loss_or_logistic(py: Python<'_>, loss: Option<&Bound<'_, PyAny>>) -> PyResult<LossSpec> {
+    match loss {
+        Some(l) => loss_spec(l),
+        None => loss_spec(&PyString::new(py, "logistic").into_any()),
+    }
+}
+
+/// epsilon(sample_rate, steps, noise_multiplier, delta=1e-5, accountant="rdp", details=False,
+///         orders=None)
 ///
 /// The epsilon spent by `steps` compositions of the Poisson-subsampled Gaussian mechanism with
-/// sampling rate q and noise multiplier z (Algorithm 1), at `delta`: RDP (Mironov et al. 2019,
+/// sampling rate q (`sample_rate`, the CLI's `--sample-rate`) and noise multiplier z
+/// (Algorithm 1), at `delta` (default 1e-5, as `train` and `clipnorm recommend`): RDP (Mironov et al. 2019,
 /// with the conversion of Balle et al. 2020) or the PLD accountant (Koskela et al.; Doroshenko
 /// et al. 2022). `orders` replaces the RDP accountant's Renyi orders (default: dp_accounting's
 /// grid 1.1..10.9, 11..63, 128..1024). With `details=True`, the dict
 /// `dpsgd-lab privacy epsilon --json` prints.
 #[pyfunction]
-#[pyo3(signature = (q, steps, noise_multiplier, delta, accountant = "rdp", details = false,
-    orders = None))]
+#[pyo3(signature = (sample_rate, steps, noise_multiplier, delta = DEFAULT_DELTA,
+    accountant = "rdp", details = false, orders = None))]
 #[allow(clippy::too_many_arguments)]
 fn epsilon<'py>(
     py: Python<'py>,
-    q: f64,
+    sample_rate: f64,
     steps: usize,
     noise_multiplier: f64,
     delta: f64,
@@ -213,7 +293,7 @@ fn epsilon<'py>(
     details: bool,
     orders: Option<Vec<f64>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let z = noise_multiplier;
+    let (q, z) = (sample_rate, noise_multiplier);
     let kind = AccountantKind::parse(accountant).map_err(err)?;
     let rdp = match (orders, kind) {
         (None, _) => RdpAccountant::default(),
@@ -243,22 +323,24 @@ fn epsilon<'py>(
     to_py(py, &o)
 }
 
-/// calibrate(q, steps, epsilon, delta, accountant="rdp", details=False)
+/// calibrate(sample_rate, steps, epsilon, delta=1e-5, accountant="rdp", details=False)
 ///
-/// The smallest noise multiplier z whose `steps` Poisson-subsampled Gaussian steps at rate q
-/// spend at most (epsilon, delta) by the accountant. With `details=True`, the dict of
+/// The smallest noise multiplier z whose `steps` Poisson-subsampled Gaussian steps at rate
+/// q = `sample_rate` spend at most (epsilon, delta) by the accountant. With `details=True`, the dict of
 /// `dpsgd-lab privacy calibrate --json` (epsilon_achieved, nu_eff of Thm 3.4) without timing.
 #[pyfunction]
-#[pyo3(signature = (q, steps, epsilon, delta, accountant = "rdp", details = false))]
+#[pyo3(signature = (sample_rate, steps, epsilon, delta = DEFAULT_DELTA, accountant = "rdp",
+    details = false))]
 fn calibrate<'py>(
     py: Python<'py>,
-    q: f64,
+    sample_rate: f64,
     steps: usize,
     epsilon: f64,
     delta: f64,
     accountant: &str,
     details: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let q = sample_rate;
     let kind = AccountantKind::parse(accountant).map_err(err)?;
     let cal = py
         .detach(|| privacy::calibrate(kind, q, steps, epsilon, delta))
@@ -286,13 +368,21 @@ fn calibrate<'py>(
     )
 }
 
-/// nu_eff(noise_multiplier, q, steps, epsilon, delta)
+/// nu_eff(noise_multiplier, sample_rate, steps, epsilon, delta=1e-5)
 ///
 /// nu_eff = (z epsilon / (q sqrt(T log(1/delta))))^2: the constant nu of Thm 3.4 that a run
-/// with noise multiplier z actually has (so that phi of Eq. (1) can be computed for it).
+/// with noise multiplier z at sampling rate q actually has (so that phi of Eq. (1) can be
+/// computed for it).
 #[pyfunction]
-fn nu_eff(noise_multiplier: f64, q: f64, steps: usize, epsilon: f64, delta: f64) -> PyResult<f64> {
-    privacy::nu_eff(noise_multiplier, q, steps, epsilon, delta).map_err(err)
+#[pyo3(signature = (noise_multiplier, sample_rate, steps, epsilon, delta = DEFAULT_DELTA))]
+fn nu_eff(
+    noise_multiplier: f64,
+    sample_rate: f64,
+    steps: usize,
+    epsilon: f64,
+    delta: f64,
+) -> PyResult<f64> {
+    privacy::nu_eff(noise_multiplier, sample_rate, steps, epsilon, delta).map_err(err)
 }
 
 /// zcdp(epsilon, delta) -> (xi, rho)
@@ -433,10 +523,7 @@ fn per_sample_lipschitz<'py>(
     loss: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let data = dataset(py, x, y)?;
-    let spec = match loss {
-        Some(l) => loss_spec(l)?,
-        None => loss_spec(&PyString::new(py, "logistic").into_any())?,
-    };
+    let spec = loss_or_logistic(py, loss)?;
     let g = py
         .detach(|| -> dpsgd::Result<Vec<f64>> {
             let loss = spec.build(&data)?;
@@ -461,10 +548,7 @@ fn describe<'py>(
     k: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
     let data = dataset(py, x, y)?;
-    let spec = match loss {
-        Some(l) => loss_spec(l)?,
-        None => loss_spec(&PyString::new(py, "logistic").into_any())?,
-    };
+    let spec = loss_or_logistic(py, loss)?;
     let s = py
         .detach(|| -> dpsgd::Result<LipschitzSummary> {
             let loss = spec.build(&data)?;
@@ -478,8 +562,9 @@ fn describe<'py>(
 /// A generator spec from a dict or a TOML file: the bare spec, or a train config whose [data]
 /// is `source = "generated"`; with the file's seed, if any.
 fn generator_spec(spec: &Bound<'_, PyAny>) -> PyResult<(GeneratorSpec, Option<u64>)> {
-    let (text, origin) = config_text(spec)?;
-    let mut value: toml::Table = from_toml_str(&text, &origin).map_err(err)?;
+    let src = ConfigSource::new(spec)?;
+    let origin = src.name();
+    let mut value = src.table.clone();
     let seed = match value.get("seed") {
         Some(toml::Value::Integer(s)) if *s >= 0 => Some(*s as u64),
         Some(v) => {
@@ -509,9 +594,7 @@ fn generator_spec(spec: &Bound<'_, PyAny>) -> PyResult<(GeneratorSpec, Option<u6
             value
         }
     };
-    let text = toml::to_string(&table).map_err(err)?;
-    let spec: GeneratorSpec = from_toml_str(&text, &origin).map_err(err)?;
-    Ok((spec, seed))
+    Ok((src.from_table(table)?, seed))
 }
 
 /// generate(spec, seed=None) -> (X, y)
@@ -570,107 +653,6 @@ fn private_min_lipschitz<'py>(
     to_py(
         py,
         &serde_json::json!({"value": o.value, "index": o.index, "epsilon": o.epsilon}),
-    )
-}
-
-/// recommend_clip_norm(per_sample_norms, epsilon, delta, *, lo, hi, rnmm_epsilon=0.3,
-///                     grid_size=200, seed=0, sample_rate=None, steps=None, accountant="rdp")
-///
-/// Section 5's advice as one call: clip at tau = G_1, the smallest per-sample gradient norm
-/// (Remark 5.6: with (near-)interpolation, clip norms above G_1 do not help), selected privately
-/// by RNMM with budget rnmm_epsilon on the public range [lo, hi] (lo and hi must not depend on
-/// the data). DP-SGD then gets epsilon - rnmm_epsilon by basic composition; with sample_rate
-/// and steps, the noise multiplier calibrated to that remainder is returned too.
-#[pyfunction]
-#[pyo3(signature = (per_sample_norms, epsilon, delta, *, lo, hi, rnmm_epsilon = 0.3,
-    grid_size = 200, seed = 0, sample_rate = None, steps = None, accountant = "rdp"))]
-#[allow(clippy::too_many_arguments)]
-fn recommend_clip_norm<'py>(
-    py: Python<'py>,
-    per_sample_norms: &Bound<'py, PyAny>,
-    epsilon: f64,
-    delta: f64,
-    lo: f64,
-    hi: f64,
-    rnmm_epsilon: f64,
-    grid_size: usize,
-    seed: u64,
-    sample_rate: Option<f64>,
-    steps: Option<usize>,
-    accountant: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let g = vector(py, per_sample_norms, "per_sample_norms")?;
-    // As `clipnorm recommend`: at least one norm, every one finite and >= 0.
-    if g.is_empty() {
-        return Err(value_error(
-            "per_sample_norms is empty: give one norm per sample",
-        ));
-    }
-    if let Some((i, v)) = g
-        .iter()
-        .enumerate()
-        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
-    {
-        return Err(value_error(format!(
-            "per-sample norm of row {} is {v}; norms must be finite and >= 0",
-            i + 1
-        )));
-    }
-    dpsgd::error::check_positive("epsilon", epsilon).map_err(err)?;
-    dpsgd::error::check_open("delta", delta, 0.0, 1.0).map_err(err)?;
-    if rnmm_epsilon >= epsilon {
-        return Err(value_error(format!(
-            "rnmm_epsilon = {rnmm_epsilon} must be smaller than the total epsilon = {epsilon}: \
-             DP-SGD gets epsilon - rnmm_epsilon"
-        )));
-    }
-    let kind = AccountantKind::parse(accountant).map_err(err)?;
-    let cfg = RnmmConfig {
-        epsilon: rnmm_epsilon,
-        lo,
-        hi,
-        grid_size,
-        target_count: 1,
-    };
-    let (sel, z) = py
-        .detach(|| -> dpsgd::Result<_> {
-            let sel =
-                privacy::private_min_lipschitz(&g, &cfg, &mut stream(seed, 0, Purpose::Mechanism))?;
-            let z = match (sample_rate, steps) {
-                (Some(q), Some(t)) => {
-                    Some(calibrate_noise(kind, q, t, epsilon - rnmm_epsilon, delta)?)
-                }
-                (None, None) => None,
-                _ => {
-                    return Err(dpsgd::Error::param(
-                        "give both sample_rate and steps (to calibrate the noise) or neither",
-                    ));
-                }
-            };
-            // As `clipnorm recommend`: a z at the calibration's search floor is no noise.
-            if let Some(z) = z.filter(|z| !(z.is_finite() && *z >= MIN_NOISE_MULTIPLIER)) {
-                return Err(dpsgd::Error::param(format!(
-                    "epsilon = {epsilon} is out of the accountant's range: DP-SGD's share is met by z = {z} (no noise worth the name); lower epsilon"
-                )));
-            }
-            Ok((sel, z))
-        })
-        .map_err(err)?;
-    let (total, d) =
-        privacy::min_lipschitz::compose_basic(rnmm_epsilon, epsilon - rnmm_epsilon, delta);
-    to_py(
-        py,
-        &serde_json::json!({
-            "clip_norm": sel.value,
-            "rnmm_epsilon": sel.epsilon,
-            "dpsgd_epsilon": epsilon - rnmm_epsilon,
-            "epsilon": total,
-            "delta": d,
-            "noise_multiplier": z,
-            "sample_rate": sample_rate,
-            "steps": steps,
-            "accountant": kind.as_str(),
-        }),
     )
 }
 
@@ -746,15 +728,19 @@ struct TrainNoData {
     dpsgd: DpSgdConfig,
 }
 
-/// train(X=None, y=None, config, seed=None, accountant=None, delta=1e-5)
+/// train(X=None, y=None, *, config, seed=None, accountant=None, delta=1e-5)
 ///
 /// Algorithm 1 once, exactly as `dpsgd-lab train --config FILE --json`: config is a dict with
 /// the TOML's keys (seed, [loss], [dpsgd], and [data] unless X and y are given) or a TOML
-/// path. Returns the CLI's summary (f(w_priv), f(w_T), sigma_n, clipped fraction, ...) with
+/// path; `seed` overrides the config's seed as `--seed` does (and the config then needs none).
+/// Returns the CLI's summary (f(w_priv), f(w_T), sigma_n, clipped fraction, ...) with
 /// "privacy" (the epsilon actually spent by a real accountant, nu_eff and phi of Eq. (1)), and
-/// the iterates w_priv, w_last, w_avg as arrays.
+/// the iterates w_priv, w_last, w_avg as float64 arrays shaped as the model ([`model_shape`]):
+/// (m, d + 1) for the logistic loss (row j is class j's weights, the bias last), flat
+/// otherwise.
 #[pyfunction]
-#[pyo3(signature = (x = None, y = None, *, config, seed = None, accountant = None, delta = 1e-5))]
+#[pyo3(signature = (x = None, y = None, *, config, seed = None, accountant = None,
+    delta = DEFAULT_DELTA))]
 fn train<'py>(
     py: Python<'py>,
     x: Option<&Bound<'py, PyAny>>,
@@ -765,7 +751,13 @@ fn train<'py>(
     delta: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
     let start = Instant::now();
-    let (text, origin) = config_text(config)?;
+    let src = ConfigSource::new(config)?;
+    if seed.is_none() && !src.table.contains_key("seed") {
+        return Err(value_error(format!(
+            "{}: seed is missing: add `seed = <integer>` to the config, or pass seed=",
+            src.name()
+        )));
+    }
     let accountant = accountant
         .as_deref()
         .map(AccountantKind::parse)
@@ -776,47 +768,117 @@ fn train<'py>(
         delta,
         force: false,
     };
-    let run = match (x, y) {
+    let (run, loss, d) = match (x, y) {
         (Some(x), Some(y)) => {
-            let table: toml::Table = from_toml_str(&text, &origin).map_err(err)?;
-            if table.contains_key("data") {
+            if src.table.contains_key("data") {
                 return Err(value_error(
                     "give the data either as X, y or as the config's [data] table, not both",
                 ));
             }
-            let cfg: TrainNoData = from_toml_str(&text, &origin).map_err(err)?;
+            let cfg: TrainNoData = src.parse(seed)?;
             let data = dataset(py, x, y)?;
             let s = seed.unwrap_or(cfg.seed);
-            py.detach(|| train_run(s, cfg.replicate, &cfg.loss, &cfg.dpsgd, &data, &opts, start))
+            let run = py
+                .detach(|| train_run(s, cfg.replicate, &cfg.loss, &cfg.dpsgd, &data, &opts, start))
+                .map_err(err)?;
+            (run, cfg.loss, data.d)
         }
         (None, None) => {
-            let mut cfg: TrainConfig = from_toml_str(&text, &origin).map_err(err)?;
+            let mut cfg: TrainConfig = src.parse(seed)?;
             if let Some(s) = seed {
                 cfg.seed = s;
             }
-            py.detach(|| -> dpsgd::Result<_> {
-                let data = cfg
-                    .data
-                    .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
-                train_run(
-                    cfg.seed,
-                    cfg.replicate,
-                    &cfg.loss,
-                    &cfg.dpsgd,
-                    &data,
-                    &opts,
-                    start,
-                )
-            })
+            let (run, d) = py
+                .detach(|| -> dpsgd::Result<_> {
+                    let data = cfg
+                        .data
+                        .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
+                    let run = train_run(
+                        cfg.seed,
+                        cfg.replicate,
+                        &cfg.loss,
+                        &cfg.dpsgd,
+                        &data,
+                        &opts,
+                        start,
+                    )?;
+                    Ok((run, data.d))
+                })
+                .map_err(err)?;
+            (run, cfg.loss, d)
         }
         _ => return Err(value_error("give both X and y, or neither")),
-    }
-    .map_err(err)?;
+    };
     let out = to_py(py, &run)?;
-    out.set_item("w_priv", run.output.w_priv.clone().into_pyarray(py))?;
-    out.set_item("w_last", run.output.w_last.clone().into_pyarray(py))?;
-    out.set_item("w_avg", run.output.w_avg.clone().into_pyarray(py))?;
+    let o = &run.output;
+    for (key, w) in [("w_priv", &o.w_priv), ("w_last", &o.w_last), ("w_avg", &o.w_avg)] {
+        match model_shape(&loss, d, w.len()) {
+            Some(shape) => {
+                let a = Array2::from_shape_vec(shape, w.clone()).map_err(err)?;
+                out.set_item(key, a.into_pyarray(py))?
+            }
+            None => out.set_item(key, w.clone().into_pyarray(py))?,
+        }
+    }
     Ok(out)
+}
+
+/// Parameters as a flat float64 vector in row-major order, from any array-like of any shape
+/// (e.g. the (m, d + 1) matrix `train` returns for the logistic loss).
+fn params(py: Python<'_>, w: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    let np = py.import("numpy")?;
+    let kw = PyDict::new(py);
+    kw.set_item("dtype", "float64")?;
+    let a = np.call_method("asarray", (w,), Some(&kw))?;
+    vector(py, &a.call_method0("ravel")?, "w")
+}
+
+/// predict(w, X, loss="logistic")
+///
+/// The predictions of the model with parameters w (as `train` returns them, e.g. w_priv) for
+/// the rows of X: for the logistic and tanh_net losses the most probable class 0..m-1 of the
+/// model (the class c minimizing l(w, x, c); Eq. 7, Appendix C) as int64, m from the loss or
+/// from w's size; for huber and robust the real prediction <w, x> as float64.
+#[pyfunction]
+#[pyo3(signature = (w, x, loss = None))]
+fn predict<'py>(
+    py: Python<'py>,
+    w: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    loss: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let w = params(py, w)?;
+    let (xs, n, d) = matrix(py, x, "X")?;
+    let data = Dataset::new(xs, vec![0.0; n], d).map_err(err)?;
+    let spec = loss_or_logistic(py, loss)?;
+    let (pred, classes) = py
+        .detach(|| model::predict(&spec, &w, &data))
+        .map_err(err)?;
+    if classes {
+        let c: Vec<i64> = pred.iter().map(|&c| c as i64).collect();
+        return Ok(c.into_pyarray(py).into_any());
+    }
+    Ok(pred.into_pyarray(py).into_any())
+}
+
+/// accuracy(w, X, y, loss="logistic")
+///
+/// The fraction of rows of X whose predicted class (`predict`) equals the label in y, for a
+/// classification loss (logistic, tanh_net).
+#[pyfunction]
+#[pyo3(signature = (w, x, y, loss = None))]
+fn accuracy<'py>(
+    py: Python<'py>,
+    w: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    loss: Option<&Bound<'py, PyAny>>,
+) -> PyResult<f64> {
+    let w = params(py, w)?;
+    let data = dataset(py, x, y)?;
+    let spec = loss_or_logistic(py, loss)?;
+    py.detach(|| model::accuracy(&spec, &w, &data))
+        .map_err(err)
 }
 
 /// run_spec(path, full=False, out=None)
@@ -889,9 +951,11 @@ fn dpsgd_lab_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(private_min_lipschitz, m)?)?;
-    m.add_function(wrap_pyfunction!(recommend_clip_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(recommend::recommend_clip_norm, m)?)?;
     m.add_function(wrap_pyfunction!(lower_bound_instance, m)?)?;
     m.add_function(wrap_pyfunction!(train, m)?)?;
+    m.add_function(wrap_pyfunction!(predict, m)?)?;
+    m.add_function(wrap_pyfunction!(accuracy, m)?)?;
     m.add_function(wrap_pyfunction!(run_spec, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
