@@ -34,9 +34,6 @@ use dpsgd::train::{ReportOptions, train as train_run};
 
 use model::model_shape;
 
-/// The default delta, as the CLI's `train --delta` and `clipnorm recommend --delta`.
-const DEFAULT_DELTA: f64 = 1e-5;
-
 /// A library error as the CLI prints it (`error: {e:#}` without the prefix) as a ValueError.
 fn err<E: Into<anyhow::Error>>(e: E) -> PyErr {
     let e: anyhow::Error = e.into();
@@ -280,7 +277,7 @@ fn loss_or_logistic(py: Python<'_>, loss: Option<&Bound<'_, PyAny>>) -> PyResult
 /// grid 1.1..10.9, 11..63, 128..1024). With `details=True`, the dict
 /// `dpsgd-lab privacy epsilon --json` prints.
 #[pyfunction]
-#[pyo3(signature = (sample_rate, steps, noise_multiplier, delta = DEFAULT_DELTA,
+#[pyo3(signature = (sample_rate, steps, noise_multiplier, delta = 1e-5,
     accountant = "rdp", details = false, orders = None))]
 #[allow(clippy::too_many_arguments)]
 fn epsilon<'py>(
@@ -329,7 +326,7 @@ fn epsilon<'py>(
 /// q = `sample_rate` spend at most (epsilon, delta) by the accountant. With `details=True`, the dict of
 /// `dpsgd-lab privacy calibrate --json` (epsilon_achieved, nu_eff of Thm 3.4) without timing.
 #[pyfunction]
-#[pyo3(signature = (sample_rate, steps, epsilon, delta = DEFAULT_DELTA, accountant = "rdp",
+#[pyo3(signature = (sample_rate, steps, epsilon, delta = 1e-5, accountant = "rdp",
     details = false))]
 fn calibrate<'py>(
     py: Python<'py>,
@@ -374,7 +371,7 @@ fn calibrate<'py>(
 /// with noise multiplier z at sampling rate q actually has (so that phi of Eq. (1) can be
 /// computed for it).
 #[pyfunction]
-#[pyo3(signature = (noise_multiplier, sample_rate, steps, epsilon, delta = DEFAULT_DELTA))]
+#[pyo3(signature = (noise_multiplier, sample_rate, steps, epsilon, delta = 1e-5))]
 fn nu_eff(
     noise_multiplier: f64,
     sample_rate: f64,
@@ -740,7 +737,7 @@ struct TrainNoData {
 /// otherwise.
 #[pyfunction]
 #[pyo3(signature = (x = None, y = None, *, config, seed = None, accountant = None,
-    delta = DEFAULT_DELTA))]
+    delta = 1e-5))]
 fn train<'py>(
     py: Python<'py>,
     x: Option<&Bound<'py, PyAny>>,

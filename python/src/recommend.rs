@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 
 use dpsgd::clipnorm::default_batch;
 use dpsgd::clipnorm::recommend::{
-    DEFAULT_EPOCHS, DEFAULT_GRID_SIZE, DEFAULT_RNMM_EPSILON, MIN_NOISE_MULTIPLIER,
+    DEFAULT_EPOCHS, DEFAULT_RNMM_EPSILON, MIN_NOISE_MULTIPLIER,
     logistic_lipschitz,
 };
 use dpsgd::data::split::Standardizer;
@@ -18,7 +18,7 @@ use dpsgd::privacy::standardize::{
 use dpsgd::privacy::{AccountantKind, RnmmConfig, calibrate, private_min_lipschitz};
 use dpsgd::rng::{Purpose, stream};
 
-use crate::{DEFAULT_DELTA, dataset, err, matrix, to_py, value_error, vector};
+use crate::{dataset, err, matrix, to_py, value_error, vector};
 
 /// The public choices of one recommendation, as the CLI's flags name them.
 struct Choices {
@@ -264,9 +264,9 @@ fn recommend(c: &Choices, norms: Norms) -> Result<(serde_json::Value, Vec<String
 /// nothing is standardized and lo, hi are required. Returns the CLI's `--json` object; its
 /// notes (e.g. the largest candidate selected) are also issued as warnings.
 #[pyfunction]
-#[pyo3(signature = (x = None, y = None, *, epsilon, delta = DEFAULT_DELTA,
+#[pyo3(signature = (x = None, y = None, *, epsilon, delta = 1e-5,
     per_sample_norms = None, loss = "logistic", share = None, steps = None, batch_size = None,
-    lo = None, hi = None, grid_size = DEFAULT_GRID_SIZE, accountant = "rdp", seed = 0,
+    lo = None, hi = None, grid_size = 200, accountant = "rdp", seed = 0,
     standardize = true, std_share = None, feature_bounds = None, public_scales = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn recommend_clip_norm<'py>(
