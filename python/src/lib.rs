@@ -172,15 +172,17 @@ impl ConfigSource {
 
     /// `T` from a (possibly edited) table of this config, errors prefixed by the origin.
     fn from_table<T: serde::de::DeserializeOwned>(&self, table: toml::Table) -> PyResult<T> {
-        toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| {
-            let msg = dpsgd::error::readable_numbers(e.message().replace('\n', " ").trim());
-            let msg = if self.origin.is_empty() {
-                msg
-            } else {
-                format!("{}: {msg}", self.origin)
-            };
-            err(dpsgd::Error::Config(msg))
-        })
+        toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| {
+                let msg = dpsgd::error::readable_numbers(e.message().replace('\n', " ").trim());
+                let msg = if self.origin.is_empty() {
+                    msg
+                } else {
+                    format!("{}: {msg}", self.origin)
+                };
+                err(dpsgd::Error::Config(msg))
+            })
     }
 }
 
@@ -787,9 +789,9 @@ fn train<'py>(
             }
             let (run, d) = py
                 .detach(|| -> dpsgd::Result<_> {
-                    let data = cfg
-                        .data
-                        .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
+                    let data =
+                        cfg.data
+                            .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
                     let run = train_run(
                         cfg.seed,
                         cfg.replicate,
@@ -808,7 +810,11 @@ fn train<'py>(
     };
     let out = to_py(py, &run)?;
     let o = &run.output;
-    for (key, w) in [("w_priv", &o.w_priv), ("w_last", &o.w_last), ("w_avg", &o.w_avg)] {
+    for (key, w) in [
+        ("w_priv", &o.w_priv),
+        ("w_last", &o.w_last),
+        ("w_avg", &o.w_avg),
+    ] {
         match model_shape(&loss, d, w.len()) {
             Some(shape) => {
                 let a = Array2::from_shape_vec(shape, w.clone()).map_err(err)?;
@@ -874,8 +880,7 @@ fn accuracy<'py>(
     let w = params(py, w)?;
     let data = dataset(py, x, y)?;
     let spec = loss_or_logistic(py, loss)?;
-    py.detach(|| model::accuracy(&spec, &w, &data))
-        .map_err(err)
+    py.detach(|| model::accuracy(&spec, &w, &data)).map_err(err)
 }
 
 /// run_spec(path, full=False, out=None)

@@ -88,7 +88,10 @@ fn model(loss: &LossSpec, w: &[f64], data: &Dataset) -> Result<Model> {
         },
     };
     let m = match spec {
-        LossSpec::Logistic { classes: Some(m) } | LossSpec::TanhNet { classes: Some(m), .. } => m,
+        LossSpec::Logistic { classes: Some(m) }
+        | LossSpec::TanhNet {
+            classes: Some(m), ..
+        } => m,
         _ => unreachable!("classes set above"),
     };
     let built = spec.build(data)?;
@@ -110,7 +113,9 @@ fn model(loss: &LossSpec, w: &[f64], data: &Dataset) -> Result<Model> {
 /// of `w`; for huber and robust <w, x>. Returns the predictions and whether they are classes.
 pub fn predict(loss: &LossSpec, w: &[f64], data: &Dataset) -> Result<(Vec<f64>, bool)> {
     if let Some(v) = w.iter().find(|v| !v.is_finite()) {
-        return Err(Error::param(format!("w has the entry {v}; parameters must be finite")));
+        return Err(Error::param(format!(
+            "w has the entry {v}; parameters must be finite"
+        )));
     }
     Ok(match model(loss, w, data)? {
         Model::Linear => ((0..data.n).map(|i| dot(w, data.row(i))).collect(), false),

@@ -6,8 +6,7 @@ use pyo3::prelude::*;
 
 use dpsgd::clipnorm::default_batch;
 use dpsgd::clipnorm::recommend::{
-    DEFAULT_EPOCHS, DEFAULT_RNMM_EPSILON, MIN_NOISE_MULTIPLIER,
-    logistic_lipschitz,
+    DEFAULT_EPOCHS, DEFAULT_RNMM_EPSILON, MIN_NOISE_MULTIPLIER, logistic_lipschitz,
 };
 use dpsgd::data::split::Standardizer;
 use dpsgd::error::{Error, Result, check_open, check_positive, fmt_num};
@@ -155,7 +154,10 @@ fn recommend(c: &Choices, norms: Norms) -> Result<(serde_json::Value, Vec<String
         target_count: 1,
     };
     let sel = private_min_lipschitz(&g, &rc, &mut stream(c.seed, 0, Purpose::Mechanism))?;
-    let batch = check_positive("batch_size", c.batch_size.unwrap_or_else(|| default_batch(n)))?;
+    let batch = check_positive(
+        "batch_size",
+        c.batch_size.unwrap_or_else(|| default_batch(n)),
+    )?;
     if !(1.0..=n as f64).contains(&batch) {
         return Err(Error::param(format!(
             "batch_size = {} must be in [1, n = {n}] (the expected number of samples per step)",
@@ -303,7 +305,9 @@ pub fn recommend_clip_norm<'py>(
     }
     let norms = match (x, y, per_sample_norms) {
         (Some(x), Some(y), None) => {
-            if x.getattr("ndim").is_ok_and(|n| n.extract::<usize>().is_ok_and(|n| n == 1)) {
+            if x.getattr("ndim")
+                .is_ok_and(|n| n.extract::<usize>().is_ok_and(|n| n == 1))
+            {
                 return Err(value_error(
                     "X must be a 2-D array (n samples x d features); per-sample norms go in \
                      per_sample_norms=",
@@ -370,9 +374,7 @@ pub fn recommend_clip_norm<'py>(
             ));
         }
         (_, _, Some(_)) => {
-            return Err(value_error(
-                "give X, y or per_sample_norms, not both",
-            ));
+            return Err(value_error("give X, y or per_sample_norms, not both"));
         }
         _ => return Err(value_error("give both X and y, or neither")),
     };
