@@ -4,35 +4,31 @@
 //! so results are bit for bit the CLI's; errors raise `ValueError` with the CLI's message; long
 //! calls release the GIL.
 
+mod config;
 mod model;
 mod recommend;
+mod train;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use serde::Deserialize;
+use pyo3::types::{PyDict, PyFloat, PyList};
 
-use dpsgd::config::{TrainConfig, from_toml_str};
 use dpsgd::data::Dataset;
-use dpsgd::data::generator::GeneratorSpec;
 use dpsgd::data::summary::LipschitzSummary;
-use dpsgd::dpsgd::DpSgdConfig;
 use dpsgd::experiment::{self, RunOptions, Scale, Spec, report};
-use dpsgd::loss::{LossSpec, lipschitz_constants};
+use dpsgd::loss::lipschitz_constants;
 use dpsgd::lower_bound::AppendixLSpec;
 use dpsgd::privacy::{self, AccountantKind, RdpAccountant, RnmmConfig};
 use dpsgd::rng::{Purpose, stream};
 use dpsgd::theory::phi::PhiInputs;
 use dpsgd::theory::schedules::lower::hypothesis_warnings;
 use dpsgd::theory::schedules::{TheoremId, TheoryParams, prescribe_listing_missing};
-use dpsgd::train::{ReportOptions, train as train_run};
 
-use model::model_shape;
+use config::{generator_spec, loss_or_logistic};
 
 /// A library error as the CLI prints it (`error: {e:#}` without the prefix) as a ValueError.
 fn err<E: Into<anyhow::Error>>(e: E) -> PyErr {
@@ -49,141 +45,6 @@ fn value_error(msg: impl Into<String>) -> PyErr {
 fn to_py<'py, T: serde::Serialize>(py: Python<'py>, v: &T) -> PyResult<Bound<'py, PyAny>> {
     let s = serde_json::to_string(v).map_err(err)?;
     py.import("json")?.call_method1("loads", (s,))
-}
-
-/// A Python value as TOML: dicts become tables (keys with value None are left out), lists and
-/// tuples arrays; bool, int, float and str as themselves.
-fn to_toml(obj: &Bound<'_, PyAny>) -> PyResult<Option<toml::Value>> {
-    if obj.is_none() {
-        return Ok(None);
-    }
-    if obj.is_instance_of::<PyBool>() {
-        return Ok(Some(toml::Value::Boolean(obj.extract()?)));
-    }
-    if obj.is_instance_of::<PyInt>() {
-        return Ok(Some(toml::Value::Integer(obj.extract()?)));
-    }
-    if obj.is_instance_of::<PyFloat>() {
-        return Ok(Some(toml::Value::Float(obj.extract()?)));
-    }
-    if obj.is_instance_of::<PyString>() {
-        return Ok(Some(toml::Value::String(obj.extract()?)));
-    }
-    if let Ok(d) = obj.cast::<PyDict>() {
-        let mut t = toml::Table::new();
-        for (k, v) in d.iter() {
-            let key: String = k
-                .extract()
-                .map_err(|_| value_error(format!("config keys must be strings, but got {k}")))?;
-            if let Some(v) = to_toml(&v)? {
-                t.insert(key, v);
-            }
-        }
-        return Ok(Some(toml::Value::Table(t)));
-    }
-    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        let mut a = Vec::new();
-        for v in obj.try_iter()? {
-            if let Some(v) = to_toml(&v?)? {
-                a.push(v);
-            }
-        }
-        return Ok(Some(toml::Value::Array(a)));
-    }
-    // numpy scalars and other numbers: integers have __index__, floats do not.
-    if obj.hasattr("__index__")?
-        && let Ok(i) = obj.extract::<i64>()
-    {
-        return Ok(Some(toml::Value::Integer(i)));
-    }
-    if let Ok(x) = obj.extract::<f64>() {
-        return Ok(Some(toml::Value::Float(x)));
-    }
-    Err(value_error(format!(
-        "cannot use a {} in a config: use dicts, lists, str, int, float or bool",
-        obj.get_type().name()?
-    )))
-}
-
-/// A config given as a dict (the TOML's keys) or as the path of a TOML file.
-struct ConfigSource {
-    /// The config's top-level table.
-    table: toml::Table,
-    /// The file's text (None for a dict).
-    text: Option<String>,
-    /// The file's path as given, which errors cite ("" for a dict: the error's `config:` prefix
-    /// says enough).
-    origin: String,
-}
-
-impl ConfigSource {
-    fn new(config: &Bound<'_, PyAny>) -> PyResult<Self> {
-        if config.is_instance_of::<PyDict>() {
-            let Some(toml::Value::Table(table)) = to_toml(config)? else {
-                unreachable!("a dict is a table")
-            };
-            return Ok(ConfigSource {
-                table,
-                text: None,
-                origin: String::new(),
-            });
-        }
-        let path: PathBuf = config
-            .extract()
-            .map_err(|_| value_error("config must be a dict or the path of a TOML file"))?;
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|e| err(dpsgd::Error::io(&origin, e)))?;
-        let table = from_toml_str(&text, &origin).map_err(err)?;
-        Ok(ConfigSource {
-            table,
-            text: Some(text),
-            origin,
-        })
-    }
-
-    /// The config as `T`. A file is parsed as the CLI parses it (errors cite its line), unless
-    /// it lacks a top-level `seed` and `seed` is given: then, as for a dict, `T` is read from
-    /// the table with `seed` filled in, and errors cite the file without a line. The caller
-    /// still sets `seed` over the config's own, as the CLI's `--seed` does.
-    fn parse<T: serde::de::DeserializeOwned>(&self, seed: Option<u64>) -> PyResult<T> {
-        if let Some(text) = &self.text
-            && (seed.is_none() || self.table.contains_key("seed"))
-        {
-            return from_toml_str(text, &self.origin).map_err(err);
-        }
-        let mut table = self.table.clone();
-        if let Some(s) = seed
-            && !table.contains_key("seed")
-        {
-            let s = i64::try_from(s).map_err(|_| value_error(format!("seed {s} is too large")))?;
-            table.insert("seed".into(), toml::Value::Integer(s));
-        }
-        self.from_table(table)
-    }
-
-    /// What errors outside the parser call the config: its path, or `config` for a dict.
-    fn name(&self) -> &str {
-        if self.origin.is_empty() {
-            "config"
-        } else {
-            &self.origin
-        }
-    }
-
-    /// `T` from a (possibly edited) table of this config, errors prefixed by the origin.
-    fn from_table<T: serde::de::DeserializeOwned>(&self, table: toml::Table) -> PyResult<T> {
-        toml::Value::Table(table)
-            .try_into()
-            .map_err(|e: toml::de::Error| {
-                let msg = dpsgd::error::readable_numbers(e.message().replace('\n', " ").trim());
-                let msg = if self.origin.is_empty() {
-                    msg
-                } else {
-                    format!("{}: {msg}", self.origin)
-                };
-                err(dpsgd::Error::Config(msg))
-            })
-    }
 }
 
 /// Features as an (n, d) float64 matrix, row-major, from any array-like (any dtype, any strides).
@@ -240,44 +101,16 @@ fn x_y<'py>(py: Python<'py>, data: &Dataset) -> PyResult<(Bound<'py, PyAny>, Bou
     Ok((x, y))
 }
 
-/// A loss by family name (parsed as the CLI parses `--loss`, so the defaults agree) or as a dict
-/// with the TOML's keys.
-fn loss_spec(loss: &Bound<'_, PyAny>) -> PyResult<LossSpec> {
-    if !loss.is_instance_of::<PyDict>() {
-        let name: String = loss
-            .extract()
-            .map_err(|_| value_error("loss must be a family name or a dict"))?;
-        return name.parse::<LossSpec>().map_err(err);
-    }
-    let table = to_toml(loss)?.expect("a dict");
-    #[derive(Deserialize)]
-    struct Wrap {
-        loss: LossSpec,
-    }
-    let mut w = toml::Table::new();
-    w.insert("loss".into(), table);
-    let text = toml::to_string(&w).map_err(err)?;
-    Ok(from_toml_str::<Wrap>(&text, "loss").map_err(err)?.loss)
-}
-
-/// The loss given, or the logistic loss (the default of every function taking one).
-fn loss_or_logistic(py: Python<'_>, loss: Option<&Bound<'_, PyAny>>) -> PyResult<LossSpec> {
-    match loss {
-        Some(l) => loss_spec(l),
-        None => loss_spec(&PyString::new(py, "logistic").into_any()),
-    }
-}
-
 /// epsilon(sample_rate, steps, noise_multiplier, delta=1e-5, accountant="rdp", details=False,
 ///         orders=None)
 ///
 /// The epsilon spent by `steps` compositions of the Poisson-subsampled Gaussian mechanism with
 /// sampling rate q (`sample_rate`, the CLI's `--sample-rate`) and noise multiplier z
-/// (Algorithm 1), at `delta` (default 1e-5, as `train` and `clipnorm recommend`): RDP (Mironov et al. 2019,
-/// with the conversion of Balle et al. 2020) or the PLD accountant (Koskela et al.; Doroshenko
-/// et al. 2022). `orders` replaces the RDP accountant's Renyi orders (default: dp_accounting's
-/// grid 1.1..10.9, 11..63, 128..1024). With `details=True`, the dict
-/// `dpsgd-lab privacy epsilon --json` prints.
+/// (Algorithm 1), at `delta` (default 1e-5, as `train` and `clipnorm recommend`): RDP
+/// (Mironov et al. 2019, with the conversion of Balle et al. 2020) or the PLD accountant
+/// (Koskela et al.; Doroshenko et al. 2022). `orders` replaces the RDP accountant's Renyi
+/// orders (default: dp_accounting's grid 1.1..10.9, 11..63, 128..1024). With `details=True`,
+/// the dict `dpsgd-lab privacy epsilon --json` prints.
 #[pyfunction]
 #[pyo3(signature = (sample_rate, steps, noise_multiplier, delta = 1e-5,
     accountant = "rdp", details = false, orders = None))]
@@ -325,8 +158,9 @@ fn epsilon<'py>(
 /// calibrate(sample_rate, steps, epsilon, delta=1e-5, accountant="rdp", details=False)
 ///
 /// The smallest noise multiplier z whose `steps` Poisson-subsampled Gaussian steps at rate
-/// q = `sample_rate` spend at most (epsilon, delta) by the accountant. With `details=True`, the dict of
-/// `dpsgd-lab privacy calibrate --json` (epsilon_achieved, nu_eff of Thm 3.4) without timing.
+/// q = `sample_rate` spend at most (epsilon, delta) by the accountant. With `details=True`, the
+/// dict of `dpsgd-lab privacy calibrate --json` (epsilon_achieved, nu_eff of Thm 3.4) without
+/// timing.
 #[pyfunction]
 #[pyo3(signature = (sample_rate, steps, epsilon, delta = 1e-5, accountant = "rdp",
     details = false))]
@@ -558,44 +392,6 @@ fn describe<'py>(
     to_py(py, &s)
 }
 
-/// A generator spec from a dict or a TOML file: the bare spec, or a train config whose [data]
-/// is `source = "generated"`; with the file's seed, if any.
-fn generator_spec(spec: &Bound<'_, PyAny>) -> PyResult<(GeneratorSpec, Option<u64>)> {
-    let src = ConfigSource::new(spec)?;
-    let origin = src.name();
-    let mut value = src.table.clone();
-    let seed = match value.get("seed") {
-        Some(toml::Value::Integer(s)) if *s >= 0 => Some(*s as u64),
-        Some(v) => {
-            return Err(value_error(format!(
-                "{origin}: seed must be a non-negative integer, but is {v}"
-            )));
-        }
-        None => None,
-    };
-    let table = match value.remove("data") {
-        Some(toml::Value::Table(mut t)) => {
-            match t.remove("source") {
-                Some(toml::Value::String(s)) if s == "generated" => {}
-                other => {
-                    return Err(value_error(format!(
-                        "{origin}: [data] must have source = \"generated\" to be used as a \
-                         generator, but has source = {}",
-                        other.map_or("(none)".to_string(), |v| v.to_string())
-                    )));
-                }
-            }
-            t
-        }
-        Some(_) => return Err(value_error(format!("{origin}: data must be a table"))),
-        None => {
-            value.remove("seed");
-            value
-        }
-    };
-    Ok((src.from_table(table)?, seed))
-}
-
 /// generate(spec, seed=None) -> (X, y)
 ///
 /// Draws a synthetic data set from a generator spec (a dict with the TOML's keys n, d, radial,
@@ -716,173 +512,6 @@ fn lower_bound_instance<'py>(
     Ok(out)
 }
 
-/// A train config without [data] (the data come as X, y).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TrainNoData {
-    seed: u64,
-    #[serde(default)]
-    replicate: u64,
-    loss: LossSpec,
-    dpsgd: DpSgdConfig,
-}
-
-/// train(X=None, y=None, *, config, seed=None, accountant=None, delta=1e-5)
-///
-/// Algorithm 1 once, exactly as `dpsgd-lab train --config FILE --json`: config is a dict with
-/// the TOML's keys (seed, [loss], [dpsgd], and [data] unless X and y are given) or a TOML
-/// path; `seed` overrides the config's seed as `--seed` does (and the config then needs none).
-/// Returns the CLI's summary (f(w_priv), f(w_T), sigma_n, clipped fraction, ...) with
-/// "privacy" (the epsilon actually spent by a real accountant, nu_eff and phi of Eq. (1)), and
-/// the iterates w_priv, w_last, w_avg as float64 arrays shaped as the model ([`model_shape`]):
-/// (m, d + 1) for the logistic loss (row j is class j's weights, the bias last), flat
-/// otherwise.
-#[pyfunction]
-#[pyo3(signature = (x = None, y = None, *, config, seed = None, accountant = None,
-    delta = 1e-5))]
-fn train<'py>(
-    py: Python<'py>,
-    x: Option<&Bound<'py, PyAny>>,
-    y: Option<&Bound<'py, PyAny>>,
-    config: &Bound<'py, PyAny>,
-    seed: Option<u64>,
-    accountant: Option<String>,
-    delta: f64,
-) -> PyResult<Bound<'py, PyAny>> {
-    let start = Instant::now();
-    let src = ConfigSource::new(config)?;
-    if seed.is_none() && !src.table.contains_key("seed") {
-        return Err(value_error(format!(
-            "{}: seed is missing: add `seed = <integer>` to the config, or pass seed=",
-            src.name()
-        )));
-    }
-    let accountant = accountant
-        .as_deref()
-        .map(AccountantKind::parse)
-        .transpose()
-        .map_err(err)?;
-    let opts = ReportOptions {
-        accountant,
-        delta,
-        force: false,
-    };
-    let (run, loss, d) = match (x, y) {
-        (Some(x), Some(y)) => {
-            if src.table.contains_key("data") {
-                return Err(value_error(
-                    "give the data either as X, y or as the config's [data] table, not both",
-                ));
-            }
-            let cfg: TrainNoData = src.parse(seed)?;
-            let data = dataset(py, x, y)?;
-            let s = seed.unwrap_or(cfg.seed);
-            let run = py
-                .detach(|| train_run(s, cfg.replicate, &cfg.loss, &cfg.dpsgd, &data, &opts, start))
-                .map_err(err)?;
-            (run, cfg.loss, data.d)
-        }
-        (None, None) => {
-            let mut cfg: TrainConfig = src.parse(seed)?;
-            if let Some(s) = seed {
-                cfg.seed = s;
-            }
-            let (run, d) = py
-                .detach(|| -> dpsgd::Result<_> {
-                    let data =
-                        cfg.data
-                            .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
-                    let run = train_run(
-                        cfg.seed,
-                        cfg.replicate,
-                        &cfg.loss,
-                        &cfg.dpsgd,
-                        &data,
-                        &opts,
-                        start,
-                    )?;
-                    Ok((run, data.d))
-                })
-                .map_err(err)?;
-            (run, cfg.loss, d)
-        }
-        _ => return Err(value_error("give both X and y, or neither")),
-    };
-    let out = to_py(py, &run)?;
-    let o = &run.output;
-    for (key, w) in [
-        ("w_priv", &o.w_priv),
-        ("w_last", &o.w_last),
-        ("w_avg", &o.w_avg),
-    ] {
-        match model_shape(&loss, d, w.len()) {
-            Some(shape) => {
-                let a = Array2::from_shape_vec(shape, w.clone()).map_err(err)?;
-                out.set_item(key, a.into_pyarray(py))?
-            }
-            None => out.set_item(key, w.clone().into_pyarray(py))?,
-        }
-    }
-    Ok(out)
-}
-
-/// Parameters as a flat float64 vector in row-major order, from any array-like of any shape
-/// (e.g. the (m, d + 1) matrix `train` returns for the logistic loss).
-fn params(py: Python<'_>, w: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
-    let np = py.import("numpy")?;
-    let kw = PyDict::new(py);
-    kw.set_item("dtype", "float64")?;
-    let a = np.call_method("asarray", (w,), Some(&kw))?;
-    vector(py, &a.call_method0("ravel")?, "w")
-}
-
-/// predict(w, X, loss="logistic")
-///
-/// The predictions of the model with parameters w (as `train` returns them, e.g. w_priv) for
-/// the rows of X: for the logistic and tanh_net losses the most probable class 0..m-1 of the
-/// model (the class c minimizing l(w, x, c); Eq. 7, Appendix C) as int64, m from the loss or
-/// from w's size; for huber and robust the real prediction <w, x> as float64.
-#[pyfunction]
-#[pyo3(signature = (w, x, loss = None))]
-fn predict<'py>(
-    py: Python<'py>,
-    w: &Bound<'py, PyAny>,
-    x: &Bound<'py, PyAny>,
-    loss: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let w = params(py, w)?;
-    let (xs, n, d) = matrix(py, x, "X")?;
-    let data = Dataset::new(xs, vec![0.0; n], d).map_err(err)?;
-    let spec = loss_or_logistic(py, loss)?;
-    let (pred, classes) = py
-        .detach(|| model::predict(&spec, &w, &data))
-        .map_err(err)?;
-    if classes {
-        let c: Vec<i64> = pred.iter().map(|&c| c as i64).collect();
-        return Ok(c.into_pyarray(py).into_any());
-    }
-    Ok(pred.into_pyarray(py).into_any())
-}
-
-/// accuracy(w, X, y, loss="logistic")
-///
-/// The fraction of rows of X whose predicted class (`predict`) equals the label in y, for a
-/// classification loss (logistic, tanh_net).
-#[pyfunction]
-#[pyo3(signature = (w, x, y, loss = None))]
-fn accuracy<'py>(
-    py: Python<'py>,
-    w: &Bound<'py, PyAny>,
-    x: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-    loss: Option<&Bound<'py, PyAny>>,
-) -> PyResult<f64> {
-    let w = params(py, w)?;
-    let data = dataset(py, x, y)?;
-    let spec = loss_or_logistic(py, loss)?;
-    py.detach(|| model::accuracy(&spec, &w, &data)).map_err(err)
-}
-
 /// run_spec(path, full=False, out=None)
 ///
 /// Runs one experiment spec (a Monte Carlo rate check, as `dpsgd-lab run SPEC`) and returns the
@@ -955,9 +584,9 @@ fn dpsgd_lab_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(private_min_lipschitz, m)?)?;
     m.add_function(wrap_pyfunction!(recommend::recommend_clip_norm, m)?)?;
     m.add_function(wrap_pyfunction!(lower_bound_instance, m)?)?;
-    m.add_function(wrap_pyfunction!(train, m)?)?;
-    m.add_function(wrap_pyfunction!(predict, m)?)?;
-    m.add_function(wrap_pyfunction!(accuracy, m)?)?;
+    m.add_function(wrap_pyfunction!(train::train_py, m)?)?;
+    m.add_function(wrap_pyfunction!(model::predict_py, m)?)?;
+    m.add_function(wrap_pyfunction!(model::accuracy_py, m)?)?;
     m.add_function(wrap_pyfunction!(run_spec, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -1,10 +1,17 @@
 //! Predictions and accuracy of a trained model from its flat parameter vector, through the
 //! [`Loss`] trait's public API (the library's `train` reports risks, not predictions).
 
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
 use dpsgd::data::Dataset;
 use dpsgd::error::{Error, Result};
 use dpsgd::linalg::dot;
 use dpsgd::loss::{Loss, LossSpec};
+
+use crate::config::loss_or_logistic;
+use crate::{dataset, err, matrix, vector};
 
 /// The shape (rows, columns) of the logistic loss's parameters W in R^{m x (d+1)}, stored
 /// row-major (row j = class j's weights, its last entry the bias; Eq. (7), Appendix D), for a
@@ -13,7 +20,7 @@ use dpsgd::loss::{Loss, LossSpec};
 /// in R^{m x (h+1)}, both row-major, bias last).
 pub fn model_shape(loss: &LossSpec, d: usize, p: usize) -> Option<(usize, usize)> {
     match loss {
-        LossSpec::Logistic { .. } if p % (d + 1) == 0 => Some((p / (d + 1), d + 1)),
+        LossSpec::Logistic { .. } if p.is_multiple_of(d + 1) => Some((p / (d + 1), d + 1)),
         _ => None,
     }
 }
@@ -147,4 +154,59 @@ pub fn accuracy(loss: &LossSpec, w: &[f64], data: &Dataset) -> Result<f64> {
     }
     let hits = pred.iter().zip(&data.y).filter(|(p, y)| p == y).count();
     Ok(hits as f64 / data.n as f64)
+}
+
+/// Parameters as a flat float64 vector in row-major order, from any array-like of any shape
+/// (e.g. the (m, d + 1) matrix `train` returns for the logistic loss).
+fn params(py: Python<'_>, w: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    let np = py.import("numpy")?;
+    let kw = PyDict::new(py);
+    kw.set_item("dtype", "float64")?;
+    let a = np.call_method("asarray", (w,), Some(&kw))?;
+    vector(py, &a.call_method0("ravel")?, "w")
+}
+
+/// predict(w, X, loss="logistic")
+///
+/// The predictions of the model with parameters w (as `train` returns them, e.g. w_priv) for
+/// the rows of X: for the logistic and tanh_net losses the most probable class 0..m-1 of the
+/// model (the class c minimizing l(w, x, c); Eq. 7, Appendix C) as int64, m from the loss or
+/// from w's size; for huber and robust the real prediction <w, x> as float64.
+#[pyfunction]
+#[pyo3(name = "predict", signature = (w, x, loss = None))]
+pub fn predict_py<'py>(
+    py: Python<'py>,
+    w: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    loss: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let w = params(py, w)?;
+    let (xs, n, d) = matrix(py, x, "X")?;
+    let data = Dataset::new(xs, vec![0.0; n], d).map_err(err)?;
+    let spec = loss_or_logistic(py, loss)?;
+    let (pred, classes) = py.detach(|| predict(&spec, &w, &data)).map_err(err)?;
+    if classes {
+        let c: Vec<i64> = pred.iter().map(|&c| c as i64).collect();
+        return Ok(c.into_pyarray(py).into_any());
+    }
+    Ok(pred.into_pyarray(py).into_any())
+}
+
+/// accuracy(w, X, y, loss="logistic")
+///
+/// The fraction of rows of X whose predicted class (`predict`) equals the label in y, for a
+/// classification loss (logistic, tanh_net).
+#[pyfunction]
+#[pyo3(name = "accuracy", signature = (w, x, y, loss = None))]
+pub fn accuracy_py<'py>(
+    py: Python<'py>,
+    w: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    loss: Option<&Bound<'py, PyAny>>,
+) -> PyResult<f64> {
+    let w = params(py, w)?;
+    let data = dataset(py, x, y)?;
+    let spec = loss_or_logistic(py, loss)?;
+    py.detach(|| accuracy(&spec, &w, &data)).map_err(err)
 }

@@ -12,7 +12,7 @@ use dpsgd::data::split::Standardizer;
 use dpsgd::error::{Error, Result, check_open, check_positive, fmt_num};
 use dpsgd::loss::LossSpec;
 use dpsgd::privacy::standardize::{
-    DEFAULT_STD_SHARE, NOISY_WARNING, PrivateStandardization, StdSource, private_standardize,
+    DEFAULT_STD_SHARE, NOISY_WARNING, StdSource, private_standardize,
 };
 use dpsgd::privacy::{AccountantKind, RnmmConfig, calibrate, private_min_lipschitz};
 use dpsgd::rng::{Purpose, stream};
@@ -230,7 +230,7 @@ fn recommend(c: &Choices, norms: Norms) -> Result<(serde_json::Value, Vec<String
         "share": share,
         "dpsgd_epsilon": dpsgd_epsilon,
         "dpsgd_delta": dpsgd_delta,
-        "standardization": standardization.as_ref().map(PrivateStandardization::clone),
+        "standardization": standardization.clone(),
         "total_epsilon": std_epsilon + rnmm_epsilon + dpsgd_epsilon,
         "total_delta": std_delta + dpsgd_delta,
         "candidates_lo": lo,
