@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use serde::Deserialize;
 
 use dpsgd::config::from_toml_str;
 use dpsgd::data::generator::GeneratorSpec;
@@ -160,15 +159,11 @@ pub(crate) fn loss_spec(loss: &Bound<'_, PyAny>) -> PyResult<LossSpec> {
             .map_err(|_| value_error("loss must be a family name or a dict"))?;
         return name.parse::<LossSpec>().map_err(err);
     }
-    let table = to_toml(loss)?.expect("a dict");
-    #[derive(Deserialize)]
-    struct Wrap {
-        loss: LossSpec,
-    }
-    let mut w = toml::Table::new();
-    w.insert("loss".into(), table);
-    let text = toml::to_string(&w).map_err(err)?;
-    Ok(from_toml_str::<Wrap>(&text, "loss").map_err(err)?.loss)
+    // Errors read "config: loss: ..." (a dict has no lines to cite).
+    let mut src = ConfigSource::new(loss)?;
+    src.origin = "loss".into();
+    let table = std::mem::take(&mut src.table);
+    src.parse_table(table)
 }
 
 /// The loss given, or the logistic loss (the default of every function taking one).

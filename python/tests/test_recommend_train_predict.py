@@ -150,6 +150,10 @@ def test_config_errors_have_one_prefix(xy):
     with pytest.raises(ValueError) as e:
         dl.generate({"n": 10, "d": 2, "bogus": 1})
     assert "config: config" not in str(e.value) and "bogus" in str(e.value)
+    # A loss dict: the key path, no line of a TOML the user never wrote.
+    with pytest.raises(ValueError) as e:
+        dl.per_sample_lipschitz(X, y, loss={"family": "nope"})
+    assert str(e.value).startswith("config: loss: unknown variant `nope`"), str(e.value)
 
 
 def softmax_predict(W, X):
