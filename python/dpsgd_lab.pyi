@@ -19,31 +19,34 @@ ArrayLike = npt.ArrayLike
 Config = Mapping[str, Any] | str | PathLike[str]
 
 @overload
-def epsilon(q: float, steps: int, noise_multiplier: float, delta: float,
+def epsilon(sample_rate: float, steps: int, noise_multiplier: float, delta: float = 1e-5,
             accountant: Accountant = "rdp", details: Literal[False] = False,
             orders: Sequence[float] | None = None) -> float: ...
 @overload
-def epsilon(q: float, steps: int, noise_multiplier: float, delta: float,
+def epsilon(sample_rate: float, steps: int, noise_multiplier: float, delta: float = 1e-5,
             accountant: Accountant = "rdp", *, details: Literal[True],
             orders: Sequence[float] | None = None) -> dict[str, Any]: ...
-def epsilon(q: float, steps: int, noise_multiplier: float, delta: float,
+def epsilon(sample_rate: float, steps: int, noise_multiplier: float, delta: float = 1e-5,
             accountant: Accountant = "rdp", details: bool = False,
             orders: Sequence[float] | None = None) -> float | dict[str, Any]:
-    """epsilon spent by `steps` Poisson-subsampled Gaussian steps (rate q, noise multiplier z)
-    at `delta`: RDP (Mironov et al. 2019; conversion of Balle et al. 2020) or PLD.
+    """epsilon spent by `steps` Poisson-subsampled Gaussian steps (rate q = sample_rate, noise
+    multiplier z) at `delta`: RDP (Mironov et al. 2019; conversion of Balle et al. 2020) or PLD.
+    As `dpsgd-lab privacy epsilon --sample-rate --steps --noise-multiplier --delta`.
     details=True gives the dict of `dpsgd-lab privacy epsilon --json` (order or error, nu_eff)."""
 
 @overload
-def calibrate(q: float, steps: int, epsilon: float, delta: float,
+def calibrate(sample_rate: float, steps: int, epsilon: float, delta: float = 1e-5,
               accountant: Accountant = "rdp", details: Literal[False] = False) -> float: ...
 @overload
-def calibrate(q: float, steps: int, epsilon: float, delta: float,
+def calibrate(sample_rate: float, steps: int, epsilon: float, delta: float = 1e-5,
               accountant: Accountant = "rdp", *, details: Literal[True]) -> dict[str, Any]: ...
-def calibrate(q: float, steps: int, epsilon: float, delta: float,
+def calibrate(sample_rate: float, steps: int, epsilon: float, delta: float = 1e-5,
               accountant: Accountant = "rdp", details: bool = False) -> float | dict[str, Any]:
-    """The smallest noise multiplier z (to relative 1e-6, rounded up) reaching (epsilon, delta)."""
+    """The smallest noise multiplier z (to relative 1e-6, rounded up) reaching (epsilon, delta),
+    as `dpsgd-lab privacy calibrate`."""
 
-def nu_eff(noise_multiplier: float, q: float, steps: int, epsilon: float, delta: float) -> float:
+def nu_eff(noise_multiplier: float, sample_rate: float, steps: int, epsilon: float,
+           delta: float = 1e-5) -> float:
     """Thm 3.4 solved for nu: nu_eff = (z eps / (q sqrt(T log(1/delta))))^2."""
 
 def zcdp(epsilon: float, delta: float) -> tuple[float, float]:
@@ -81,15 +84,36 @@ def private_min_lipschitz(g: ArrayLike, epsilon: float, lo: float, hi: float, se
     """RNMM (Section 5.2, Table 3): Report Noisy Max over log-spaced candidates on [lo, hi],
     pure epsilon-DP. Returns {"value", "index", "epsilon"}."""
 
-def recommend_clip_norm(per_sample_norms: ArrayLike, epsilon: float, delta: float, *,
-                        lo: float, hi: float, rnmm_epsilon: float = 0.3, grid_size: int = 200,
-                        seed: int = 0, sample_rate: float | None = None,
-                        steps: int | None = None, accountant: Accountant = "rdp"
-                        ) -> dict[str, Any]:
-    """Remark 5.6: clip at G_1 = min_i G_i, chosen privately by RNMM (rnmm_epsilon) on the public
-    range [lo, hi]; DP-SGD gets epsilon - rnmm_epsilon (basic composition). Returns clip_norm,
-    rnmm_epsilon, dpsgd_epsilon, epsilon, delta, and noise_multiplier when sample_rate and
-    steps are given."""
+def recommend_clip_norm(x: ArrayLike | None = None, y: ArrayLike | None = None, *,
+                        epsilon: float, delta: float = 1e-5,
+                        per_sample_norms: ArrayLike | None = None,
+                        loss: Literal["logistic", "softmax"] = "logistic",
+                        share: float | None = None, steps: int | None = None,
+                        batch_size: float | None = None, lo: float | None = None,
+                        hi: float | None = None, grid_size: int = 200,
+                        accountant: Accountant = "rdp", seed: int = 0, standardize: bool = True,
+                        std_share: float | None = None, feature_bounds: ArrayLike | None = None,
+                        public_scales: ArrayLike | None = None) -> dict[str, Any]:
+    """`dpsgd-lab clipnorm recommend` on arrays, same names and defaults. Remark 5.6: clip at
+    G_1 = min_i G_i, chosen privately by RNMM with `share` of epsilon (default eps_RNMM = 0.3)
+    on the public range [lo, hi]; DP-SGD gets the rest (basic composition), its noise
+    multiplier calibrated for `steps` (default 30 epochs) at `batch_size` (default
+    min(500, n / 10)).
+
+    With X, y: G_i = sqrt(2 (||x_i||^2 + 1)) of the logistic loss on features standardized by
+    the CLI's private standardization (`std_share` of epsilon and delta, default 0.1; or
+    `public_scales`, shape (d, 2): mean, scale per feature, at no cost; `feature_bounds`:
+    public bounds on |x_j|), unless standardize=False; lo, hi default to G at x = 0 (sqrt 2)
+    and 3 G at ||x||^2 = d (3 sqrt(2 (d + 1))). Train on the same standardized features:
+    (X - s["mean"]) / s["scale"] with s = result["standardization"].
+    With per_sample_norms (one norm per sample, e.g. measured gradient norms) instead: nothing
+    is standardized, and lo, hi are required (they must not depend on the data).
+
+    Returns the CLI's `--json` keys: clip_norm, candidate_index, at_range_end, rnmm_epsilon,
+    share, dpsgd_epsilon, dpsgd_delta, standardization (None or its mean, scale, epsilon,
+    delta, ...), total_epsilon, total_delta, candidates_lo, candidates_hi, steps, batch_size,
+    q, noise_multiplier, accountant, n, d. Notes (largest candidate selected, noisy
+    standardization) are also issued as warnings."""
 
 def lower_bound_instance(n: int, d: int, k: float, epsilon: float, delta: float,
                          nu: float = 1.0, seed: int = 0, codeword: int = 0,
@@ -103,7 +127,25 @@ def train(x: ArrayLike | None = None, y: ArrayLike | None = None, *, config: Con
           delta: float = 1e-5) -> dict[str, Any]:
     """Algorithm 1 once, as `dpsgd-lab train --json`: f(w_priv), f(w_T), sigma_n, the clipped
     fraction, "privacy" (epsilon spent, nu_eff, phi of Eq. (1)) and the iterates w_priv,
-    w_last, w_avg as float64 arrays."""
+    w_last, w_avg as float64 arrays. `seed` overrides the config's seed (which may then be
+    left out), as `--seed` does.
+
+    Layout of w_priv (and w_last, w_avg), as the model is stored:
+      logistic: shape (m, d + 1): row j is class j's weights, the last column its bias
+                (logits = X @ W[:, :d].T + W[:, d]);
+      huber, robust, sharp, appendix_l: shape (d,) (no bias: append a constant feature);
+      tanh_net: flat, W1 (h x (d + 1)) then W2 (m x (h + 1)), each row-major, bias last.
+    predict(w, X, loss) and accuracy(w, X, y, loss) take it as returned."""
+
+def predict(w: ArrayLike, x: ArrayLike,
+            loss: str | Mapping[str, Any] | None = None) -> npt.NDArray[Any]:
+    """Predictions of the model w (as `train` returns it) for the rows of X: for logistic
+    (default) and tanh_net the most probable class 0..m-1 as int64 (m from the loss or from
+    w's size); for huber and robust X @ w as float64."""
+
+def accuracy(w: ArrayLike, x: ArrayLike, y: ArrayLike,
+             loss: str | Mapping[str, Any] | None = None) -> float:
+    """The fraction of rows whose predicted class (`predict`) equals y (logistic, tanh_net)."""
 
 def run_spec(path: str | PathLike[str], full: bool = False,
              out: str | PathLike[str] | None = None) -> list[dict[str, str]]:

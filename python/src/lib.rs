@@ -4,31 +4,31 @@
 //! so results are bit for bit the CLI's; errors raise `ValueError` with the CLI's message; long
 //! calls release the GIL.
 
+mod config;
+mod model;
+mod recommend;
+mod train;
+
 use std::path::PathBuf;
-use std::time::Instant;
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use serde::Deserialize;
+use pyo3::types::{PyDict, PyFloat, PyList};
 
-use dpsgd::clipnorm::recommend::MIN_NOISE_MULTIPLIER;
-use dpsgd::config::{TrainConfig, from_toml_str};
 use dpsgd::data::Dataset;
-use dpsgd::data::generator::GeneratorSpec;
 use dpsgd::data::summary::LipschitzSummary;
-use dpsgd::dpsgd::DpSgdConfig;
 use dpsgd::experiment::{self, RunOptions, Scale, Spec, report};
-use dpsgd::loss::{LossSpec, lipschitz_constants};
+use dpsgd::loss::lipschitz_constants;
 use dpsgd::lower_bound::AppendixLSpec;
-use dpsgd::privacy::{self, AccountantKind, RdpAccountant, RnmmConfig, calibrate_noise};
+use dpsgd::privacy::{self, AccountantKind, RdpAccountant, RnmmConfig};
 use dpsgd::rng::{Purpose, stream};
 use dpsgd::theory::phi::PhiInputs;
 use dpsgd::theory::schedules::lower::hypothesis_warnings;
 use dpsgd::theory::schedules::{TheoremId, TheoryParams, prescribe_listing_missing};
-use dpsgd::train::{ReportOptions, train as train_run};
+
+use config::{generator_spec, loss_or_logistic};
 
 /// A library error as the CLI prints it (`error: {e:#}` without the prefix) as a ValueError.
 fn err<E: Into<anyhow::Error>>(e: E) -> PyErr {
@@ -45,76 +45,6 @@ fn value_error(msg: impl Into<String>) -> PyErr {
 fn to_py<'py, T: serde::Serialize>(py: Python<'py>, v: &T) -> PyResult<Bound<'py, PyAny>> {
     let s = serde_json::to_string(v).map_err(err)?;
     py.import("json")?.call_method1("loads", (s,))
-}
-
-/// A Python value as TOML: dicts become tables (keys with value None are left out), lists and
-/// tuples arrays; bool, int, float and str as themselves.
-fn to_toml(obj: &Bound<'_, PyAny>) -> PyResult<Option<toml::Value>> {
-    if obj.is_none() {
-        return Ok(None);
-    }
-    if obj.is_instance_of::<PyBool>() {
-        return Ok(Some(toml::Value::Boolean(obj.extract()?)));
-    }
-    if obj.is_instance_of::<PyInt>() {
-        return Ok(Some(toml::Value::Integer(obj.extract()?)));
-    }
-    if obj.is_instance_of::<PyFloat>() {
-        return Ok(Some(toml::Value::Float(obj.extract()?)));
-    }
-    if obj.is_instance_of::<PyString>() {
-        return Ok(Some(toml::Value::String(obj.extract()?)));
-    }
-    if let Ok(d) = obj.cast::<PyDict>() {
-        let mut t = toml::Table::new();
-        for (k, v) in d.iter() {
-            let key: String = k
-                .extract()
-                .map_err(|_| value_error(format!("config keys must be strings, but got {k}")))?;
-            if let Some(v) = to_toml(&v)? {
-                t.insert(key, v);
-            }
-        }
-        return Ok(Some(toml::Value::Table(t)));
-    }
-    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        let mut a = Vec::new();
-        for v in obj.try_iter()? {
-            if let Some(v) = to_toml(&v?)? {
-                a.push(v);
-            }
-        }
-        return Ok(Some(toml::Value::Array(a)));
-    }
-    // numpy scalars and other numbers: integers have __index__, floats do not.
-    if obj.hasattr("__index__")?
-        && let Ok(i) = obj.extract::<i64>()
-    {
-        return Ok(Some(toml::Value::Integer(i)));
-    }
-    if let Ok(x) = obj.extract::<f64>() {
-        return Ok(Some(toml::Value::Float(x)));
-    }
-    Err(value_error(format!(
-        "cannot use a {} in a config: use dicts, lists, str, int, float or bool",
-        obj.get_type().name()?
-    )))
-}
-
-/// A config given as a dict (the TOML's keys) or as the path of a TOML file: the TOML text and
-/// the name errors cite.
-fn config_text(config: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
-    if config.is_instance_of::<PyDict>() {
-        let v = to_toml(config)?.expect("a dict");
-        let text = toml::to_string(&v).map_err(err)?;
-        return Ok((text, "config".to_string()));
-    }
-    let path: PathBuf = config
-        .extract()
-        .map_err(|_| value_error("config must be a dict or the path of a TOML file"))?;
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| err(dpsgd::Error::io(path.display().to_string(), e)))?;
-    Ok((text, path.display().to_string()))
 }
 
 /// Features as an (n, d) float64 matrix, row-major, from any array-like (any dtype, any strides).
@@ -171,41 +101,23 @@ fn x_y<'py>(py: Python<'py>, data: &Dataset) -> PyResult<(Bound<'py, PyAny>, Bou
     Ok((x, y))
 }
 
-/// A loss by family name (parsed as the CLI parses `--loss`, so the defaults agree) or as a dict
-/// with the TOML's keys.
-fn loss_spec(loss: &Bound<'_, PyAny>) -> PyResult<LossSpec> {
-    if !loss.is_instance_of::<PyDict>() {
-        let name: String = loss
-            .extract()
-            .map_err(|_| value_error("loss must be a family name or a dict"))?;
-        return name.parse::<LossSpec>().map_err(err);
-    }
-    let table = to_toml(loss)?.expect("a dict");
-    #[derive(Deserialize)]
-    struct Wrap {
-        loss: LossSpec,
-    }
-    let mut w = toml::Table::new();
-    w.insert("loss".into(), table);
-    let text = toml::to_string(&w).map_err(err)?;
-    Ok(from_toml_str::<Wrap>(&text, "loss").map_err(err)?.loss)
-}
-
-/// epsilon(q, steps, noise_multiplier, delta, accountant="rdp", details=False, orders=None)
+/// epsilon(sample_rate, steps, noise_multiplier, delta=1e-5, accountant="rdp", details=False,
+///         orders=None)
 ///
 /// The epsilon spent by `steps` compositions of the Poisson-subsampled Gaussian mechanism with
-/// sampling rate q and noise multiplier z (Algorithm 1), at `delta`: RDP (Mironov et al. 2019,
-/// with the conversion of Balle et al. 2020) or the PLD accountant (Koskela et al.; Doroshenko
-/// et al. 2022). `orders` replaces the RDP accountant's Renyi orders (default: dp_accounting's
-/// grid 1.1..10.9, 11..63, 128..1024). With `details=True`, the dict
-/// `dpsgd-lab privacy epsilon --json` prints.
+/// sampling rate q (`sample_rate`, the CLI's `--sample-rate`) and noise multiplier z
+/// (Algorithm 1), at `delta` (default 1e-5, as `train` and `clipnorm recommend`): RDP
+/// (Mironov et al. 2019, with the conversion of Balle et al. 2020) or the PLD accountant
+/// (Koskela et al.; Doroshenko et al. 2022). `orders` replaces the RDP accountant's Renyi
+/// orders (default: dp_accounting's grid 1.1..10.9, 11..63, 128..1024). With `details=True`,
+/// the dict `dpsgd-lab privacy epsilon --json` prints.
 #[pyfunction]
-#[pyo3(signature = (q, steps, noise_multiplier, delta, accountant = "rdp", details = false,
-    orders = None))]
+#[pyo3(signature = (sample_rate, steps, noise_multiplier, delta = 1e-5,
+    accountant = "rdp", details = false, orders = None))]
 #[allow(clippy::too_many_arguments)]
 fn epsilon<'py>(
     py: Python<'py>,
-    q: f64,
+    sample_rate: f64,
     steps: usize,
     noise_multiplier: f64,
     delta: f64,
@@ -213,7 +125,7 @@ fn epsilon<'py>(
     details: bool,
     orders: Option<Vec<f64>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let z = noise_multiplier;
+    let (q, z) = (sample_rate, noise_multiplier);
     let kind = AccountantKind::parse(accountant).map_err(err)?;
     let rdp = match (orders, kind) {
         (None, _) => RdpAccountant::default(),
@@ -243,22 +155,25 @@ fn epsilon<'py>(
     to_py(py, &o)
 }
 
-/// calibrate(q, steps, epsilon, delta, accountant="rdp", details=False)
+/// calibrate(sample_rate, steps, epsilon, delta=1e-5, accountant="rdp", details=False)
 ///
-/// The smallest noise multiplier z whose `steps` Poisson-subsampled Gaussian steps at rate q
-/// spend at most (epsilon, delta) by the accountant. With `details=True`, the dict of
-/// `dpsgd-lab privacy calibrate --json` (epsilon_achieved, nu_eff of Thm 3.4) without timing.
+/// The smallest noise multiplier z whose `steps` Poisson-subsampled Gaussian steps at rate
+/// q = `sample_rate` spend at most (epsilon, delta) by the accountant. With `details=True`, the
+/// dict of `dpsgd-lab privacy calibrate --json` (epsilon_achieved, nu_eff of Thm 3.4) without
+/// timing.
 #[pyfunction]
-#[pyo3(signature = (q, steps, epsilon, delta, accountant = "rdp", details = false))]
+#[pyo3(signature = (sample_rate, steps, epsilon, delta = 1e-5, accountant = "rdp",
+    details = false))]
 fn calibrate<'py>(
     py: Python<'py>,
-    q: f64,
+    sample_rate: f64,
     steps: usize,
     epsilon: f64,
     delta: f64,
     accountant: &str,
     details: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let q = sample_rate;
     let kind = AccountantKind::parse(accountant).map_err(err)?;
     let cal = py
         .detach(|| privacy::calibrate(kind, q, steps, epsilon, delta))
@@ -286,13 +201,21 @@ fn calibrate<'py>(
     )
 }
 
-/// nu_eff(noise_multiplier, q, steps, epsilon, delta)
+/// nu_eff(noise_multiplier, sample_rate, steps, epsilon, delta=1e-5)
 ///
 /// nu_eff = (z epsilon / (q sqrt(T log(1/delta))))^2: the constant nu of Thm 3.4 that a run
-/// with noise multiplier z actually has (so that phi of Eq. (1) can be computed for it).
+/// with noise multiplier z at sampling rate q actually has (so that phi of Eq. (1) can be
+/// computed for it).
 #[pyfunction]
-fn nu_eff(noise_multiplier: f64, q: f64, steps: usize, epsilon: f64, delta: f64) -> PyResult<f64> {
-    privacy::nu_eff(noise_multiplier, q, steps, epsilon, delta).map_err(err)
+#[pyo3(signature = (noise_multiplier, sample_rate, steps, epsilon, delta = 1e-5))]
+fn nu_eff(
+    noise_multiplier: f64,
+    sample_rate: f64,
+    steps: usize,
+    epsilon: f64,
+    delta: f64,
+) -> PyResult<f64> {
+    privacy::nu_eff(noise_multiplier, sample_rate, steps, epsilon, delta).map_err(err)
 }
 
 /// zcdp(epsilon, delta) -> (xi, rho)
@@ -433,10 +356,7 @@ fn per_sample_lipschitz<'py>(
     loss: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let data = dataset(py, x, y)?;
-    let spec = match loss {
-        Some(l) => loss_spec(l)?,
-        None => loss_spec(&PyString::new(py, "logistic").into_any())?,
-    };
+    let spec = loss_or_logistic(py, loss)?;
     let g = py
         .detach(|| -> dpsgd::Result<Vec<f64>> {
             let loss = spec.build(&data)?;
@@ -461,10 +381,7 @@ fn describe<'py>(
     k: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
     let data = dataset(py, x, y)?;
-    let spec = match loss {
-        Some(l) => loss_spec(l)?,
-        None => loss_spec(&PyString::new(py, "logistic").into_any())?,
-    };
+    let spec = loss_or_logistic(py, loss)?;
     let s = py
         .detach(|| -> dpsgd::Result<LipschitzSummary> {
             let loss = spec.build(&data)?;
@@ -473,45 +390,6 @@ fn describe<'py>(
         })
         .map_err(err)?;
     to_py(py, &s)
-}
-
-/// A generator spec from a dict or a TOML file: the bare spec, or a train config whose [data]
-/// is `source = "generated"`; with the file's seed, if any.
-fn generator_spec(spec: &Bound<'_, PyAny>) -> PyResult<(GeneratorSpec, Option<u64>)> {
-    let (text, origin) = config_text(spec)?;
-    let mut value: toml::Table = from_toml_str(&text, &origin).map_err(err)?;
-    let seed = match value.get("seed") {
-        Some(toml::Value::Integer(s)) if *s >= 0 => Some(*s as u64),
-        Some(v) => {
-            return Err(value_error(format!(
-                "{origin}: seed must be a non-negative integer, but is {v}"
-            )));
-        }
-        None => None,
-    };
-    let table = match value.remove("data") {
-        Some(toml::Value::Table(mut t)) => {
-            match t.remove("source") {
-                Some(toml::Value::String(s)) if s == "generated" => {}
-                other => {
-                    return Err(value_error(format!(
-                        "{origin}: [data] must have source = \"generated\" to be used as a \
-                         generator, but has source = {}",
-                        other.map_or("(none)".to_string(), |v| v.to_string())
-                    )));
-                }
-            }
-            t
-        }
-        Some(_) => return Err(value_error(format!("{origin}: data must be a table"))),
-        None => {
-            value.remove("seed");
-            value
-        }
-    };
-    let text = toml::to_string(&table).map_err(err)?;
-    let spec: GeneratorSpec = from_toml_str(&text, &origin).map_err(err)?;
-    Ok((spec, seed))
 }
 
 /// generate(spec, seed=None) -> (X, y)
@@ -570,107 +448,6 @@ fn private_min_lipschitz<'py>(
     to_py(
         py,
         &serde_json::json!({"value": o.value, "index": o.index, "epsilon": o.epsilon}),
-    )
-}
-
-/// recommend_clip_norm(per_sample_norms, epsilon, delta, *, lo, hi, rnmm_epsilon=0.3,
-///                     grid_size=200, seed=0, sample_rate=None, steps=None, accountant="rdp")
-///
-/// Section 5's advice as one call: clip at tau = G_1, the smallest per-sample gradient norm
-/// (Remark 5.6: with (near-)interpolation, clip norms above G_1 do not help), selected privately
-/// by RNMM with budget rnmm_epsilon on the public range [lo, hi] (lo and hi must not depend on
-/// the data). DP-SGD then gets epsilon - rnmm_epsilon by basic composition; with sample_rate
-/// and steps, the noise multiplier calibrated to that remainder is returned too.
-#[pyfunction]
-#[pyo3(signature = (per_sample_norms, epsilon, delta, *, lo, hi, rnmm_epsilon = 0.3,
-    grid_size = 200, seed = 0, sample_rate = None, steps = None, accountant = "rdp"))]
-#[allow(clippy::too_many_arguments)]
-fn recommend_clip_norm<'py>(
-    py: Python<'py>,
-    per_sample_norms: &Bound<'py, PyAny>,
-    epsilon: f64,
-    delta: f64,
-    lo: f64,
-    hi: f64,
-    rnmm_epsilon: f64,
-    grid_size: usize,
-    seed: u64,
-    sample_rate: Option<f64>,
-    steps: Option<usize>,
-    accountant: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let g = vector(py, per_sample_norms, "per_sample_norms")?;
-    // As `clipnorm recommend`: at least one norm, every one finite and >= 0.
-    if g.is_empty() {
-        return Err(value_error(
-            "per_sample_norms is empty: give one norm per sample",
-        ));
-    }
-    if let Some((i, v)) = g
-        .iter()
-        .enumerate()
-        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
-    {
-        return Err(value_error(format!(
-            "per-sample norm of row {} is {v}; norms must be finite and >= 0",
-            i + 1
-        )));
-    }
-    dpsgd::error::check_positive("epsilon", epsilon).map_err(err)?;
-    dpsgd::error::check_open("delta", delta, 0.0, 1.0).map_err(err)?;
-    if rnmm_epsilon >= epsilon {
-        return Err(value_error(format!(
-            "rnmm_epsilon = {rnmm_epsilon} must be smaller than the total epsilon = {epsilon}: \
-             DP-SGD gets epsilon - rnmm_epsilon"
-        )));
-    }
-    let kind = AccountantKind::parse(accountant).map_err(err)?;
-    let cfg = RnmmConfig {
-        epsilon: rnmm_epsilon,
-        lo,
-        hi,
-        grid_size,
-        target_count: 1,
-    };
-    let (sel, z) = py
-        .detach(|| -> dpsgd::Result<_> {
-            let sel =
-                privacy::private_min_lipschitz(&g, &cfg, &mut stream(seed, 0, Purpose::Mechanism))?;
-            let z = match (sample_rate, steps) {
-                (Some(q), Some(t)) => {
-                    Some(calibrate_noise(kind, q, t, epsilon - rnmm_epsilon, delta)?)
-                }
-                (None, None) => None,
-                _ => {
-                    return Err(dpsgd::Error::param(
-                        "give both sample_rate and steps (to calibrate the noise) or neither",
-                    ));
-                }
-            };
-            // As `clipnorm recommend`: a z at the calibration's search floor is no noise.
-            if let Some(z) = z.filter(|z| !(z.is_finite() && *z >= MIN_NOISE_MULTIPLIER)) {
-                return Err(dpsgd::Error::param(format!(
-                    "epsilon = {epsilon} is out of the accountant's range: DP-SGD's share is met by z = {z} (no noise worth the name); lower epsilon"
-                )));
-            }
-            Ok((sel, z))
-        })
-        .map_err(err)?;
-    let (total, d) =
-        privacy::min_lipschitz::compose_basic(rnmm_epsilon, epsilon - rnmm_epsilon, delta);
-    to_py(
-        py,
-        &serde_json::json!({
-            "clip_norm": sel.value,
-            "rnmm_epsilon": sel.epsilon,
-            "dpsgd_epsilon": epsilon - rnmm_epsilon,
-            "epsilon": total,
-            "delta": d,
-            "noise_multiplier": z,
-            "sample_rate": sample_rate,
-            "steps": steps,
-            "accountant": kind.as_str(),
-        }),
     )
 }
 
@@ -733,90 +510,6 @@ fn lower_bound_instance<'py>(
     out.set_item("G", q.g())?;
     out.set_item("v", q.v().to_vec().into_pyarray(py))?;
     out.set_item("w_star_population", q.w_star().into_pyarray(py))?;
-    Ok(out)
-}
-
-/// A train config without [data] (the data come as X, y).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TrainNoData {
-    seed: u64,
-    #[serde(default)]
-    replicate: u64,
-    loss: LossSpec,
-    dpsgd: DpSgdConfig,
-}
-
-/// train(X=None, y=None, config, seed=None, accountant=None, delta=1e-5)
-///
-/// Algorithm 1 once, exactly as `dpsgd-lab train --config FILE --json`: config is a dict with
-/// the TOML's keys (seed, [loss], [dpsgd], and [data] unless X and y are given) or a TOML
-/// path. Returns the CLI's summary (f(w_priv), f(w_T), sigma_n, clipped fraction, ...) with
-/// "privacy" (the epsilon actually spent by a real accountant, nu_eff and phi of Eq. (1)), and
-/// the iterates w_priv, w_last, w_avg as arrays.
-#[pyfunction]
-#[pyo3(signature = (x = None, y = None, *, config, seed = None, accountant = None, delta = 1e-5))]
-fn train<'py>(
-    py: Python<'py>,
-    x: Option<&Bound<'py, PyAny>>,
-    y: Option<&Bound<'py, PyAny>>,
-    config: &Bound<'py, PyAny>,
-    seed: Option<u64>,
-    accountant: Option<String>,
-    delta: f64,
-) -> PyResult<Bound<'py, PyAny>> {
-    let start = Instant::now();
-    let (text, origin) = config_text(config)?;
-    let accountant = accountant
-        .as_deref()
-        .map(AccountantKind::parse)
-        .transpose()
-        .map_err(err)?;
-    let opts = ReportOptions {
-        accountant,
-        delta,
-        force: false,
-    };
-    let run = match (x, y) {
-        (Some(x), Some(y)) => {
-            let table: toml::Table = from_toml_str(&text, &origin).map_err(err)?;
-            if table.contains_key("data") {
-                return Err(value_error(
-                    "give the data either as X, y or as the config's [data] table, not both",
-                ));
-            }
-            let cfg: TrainNoData = from_toml_str(&text, &origin).map_err(err)?;
-            let data = dataset(py, x, y)?;
-            let s = seed.unwrap_or(cfg.seed);
-            py.detach(|| train_run(s, cfg.replicate, &cfg.loss, &cfg.dpsgd, &data, &opts, start))
-        }
-        (None, None) => {
-            let mut cfg: TrainConfig = from_toml_str(&text, &origin).map_err(err)?;
-            if let Some(s) = seed {
-                cfg.seed = s;
-            }
-            py.detach(|| -> dpsgd::Result<_> {
-                let data = cfg
-                    .data
-                    .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
-                train_run(
-                    cfg.seed,
-                    cfg.replicate,
-                    &cfg.loss,
-                    &cfg.dpsgd,
-                    &data,
-                    &opts,
-                    start,
-                )
-            })
-        }
-        _ => return Err(value_error("give both X and y, or neither")),
-    }
-    .map_err(err)?;
-    let out = to_py(py, &run)?;
-    out.set_item("w_priv", run.output.w_priv.clone().into_pyarray(py))?;
-    out.set_item("w_last", run.output.w_last.clone().into_pyarray(py))?;
-    out.set_item("w_avg", run.output.w_avg.clone().into_pyarray(py))?;
     Ok(out)
 }
 
@@ -890,9 +583,11 @@ fn dpsgd_lab_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(private_min_lipschitz, m)?)?;
-    m.add_function(wrap_pyfunction!(recommend_clip_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(recommend::recommend_clip_norm, m)?)?;
     m.add_function(wrap_pyfunction!(lower_bound_instance, m)?)?;
-    m.add_function(wrap_pyfunction!(train, m)?)?;
+    m.add_function(wrap_pyfunction!(train::train_py, m)?)?;
+    m.add_function(wrap_pyfunction!(model::predict_py, m)?)?;
+    m.add_function(wrap_pyfunction!(model::accuracy_py, m)?)?;
     m.add_function(wrap_pyfunction!(run_spec, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -1,30 +1,47 @@
-"""Shared fixtures: the repository root and the `dpsgd-lab` binary the CLI-equality tests run."""
+"""Shared fixtures: the repository root and the `dpsgd-lab` binary the CLI-equality tests run.
+
+The binary is found, never built: $DPSGD_LAB_BIN, else target/release/dpsgd-lab, else
+target/debug/dpsgd-lab. Without one, the tests that compare with the CLI are skipped with a
+message saying how to provide it (a release build takes minutes, so pytest does not start one
+unannounced); the other tests run.
+"""
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
+NO_BINARY = (
+    "no dpsgd-lab binary: the CLI-equality tests are skipped. Build it with "
+    "`cargo build --release` (a few minutes) or point DPSGD_LAB_BIN at one"
+)
+
+
+def find_binary(env=None, root=ROOT):
+    """$DPSGD_LAB_BIN (which must exist), else target/release/dpsgd-lab, else
+    target/debug/dpsgd-lab (as `cargo test` builds it), else None."""
+    env = os.environ if env is None else env
+    given = env.get("DPSGD_LAB_BIN")
+    if given:
+        p = pathlib.Path(given)
+        if not p.is_file():
+            raise pytest.UsageError(f"DPSGD_LAB_BIN={given} is not a file")
+        return p
+    for profile in ("release", "debug"):
+        p = root / "target" / profile / "dpsgd-lab"
+        if p.is_file():
+            return p
+    return None
+
 
 def _binary():
-    """$DPSGD_LAB_BIN, else target/release/dpsgd-lab, else target/debug/dpsgd-lab (built by
-    `cargo test`), else build the release binary with cargo."""
-    env = os.environ.get("DPSGD_LAB_BIN")
-    if env:
-        return pathlib.Path(env)
-    for profile in ("release", "debug"):
-        p = ROOT / "target" / profile / "dpsgd-lab"
-        if p.exists():
-            return p
-    cargo = shutil.which("cargo")
-    if cargo is None:
-        pytest.skip("no dpsgd-lab binary and no cargo to build it")
-    subprocess.run([cargo, "build", "--release", "--bin", "dpsgd-lab"], cwd=ROOT, check=True)
-    return ROOT / "target" / "release" / "dpsgd-lab"
+    exe = find_binary()
+    if exe is None:
+        pytest.skip(NO_BINARY)
+    return exe
 
 
 @pytest.fixture(scope="session")

@@ -150,7 +150,8 @@ def test_train_returns_iterates_as_arrays():
                      "noise": {"kind": "multiplier", "z": 1.0}}}
     r = dl.train(X, y, config=cfg)
     for k in ("w_priv", "w_last", "w_avg"):
-        assert r[k].dtype == np.float64 and r[k].shape == (r["params"],)
+        # Logistic on d = 4 features, 2 classes: W is (m, d + 1), bias last.
+        assert r[k].dtype == np.float64 and r[k].shape == (2, 5) and r[k].size == r["params"]
     assert 0 <= r["clipped_fraction"] <= 1
     assert r["privacy"]["epsilon_spent"] > 0
     # numpy scalars in the config are the numbers they hold.
@@ -162,7 +163,7 @@ def test_train_returns_iterates_as_arrays():
 @pytest.mark.parametrize("norms", [[], [1.0, -0.5, 2.0], [1.0, float("nan")]])
 def test_recommend_clip_norm_refuses_empty_or_negative_norms(norms):
     with pytest.raises(ValueError):
-        dl.recommend_clip_norm(norms, 2.0, 1e-5, lo=0.1, hi=10.0)
+        dl.recommend_clip_norm(per_sample_norms=norms, epsilon=2.0, lo=0.1, hi=10.0)
 
 
 def test_huge_grid_and_instance_raise_instead_of_aborting():

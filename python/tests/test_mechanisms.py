@@ -46,22 +46,26 @@ def test_recommend_clip_norm_brackets_the_minimum_and_spends_the_budget():
     # A large RNMM budget makes the selection (nearly) exact: a candidate c_j in
     # [G_(1), G_(2)) = [2, 3), the only ones where #{G_i <= c_j} = 1 (utility 0; all others
     # have utility <= -1 and together probability <= 400 exp(-25)).
-    r = dl.recommend_clip_norm(norms, 60.0, 1e-5, lo=1.0, hi=50.0, rnmm_epsilon=50.0,
-                               grid_size=400, sample_rate=0.01, steps=1000)
+    r = dl.recommend_clip_norm(per_sample_norms=norms, epsilon=60.0, lo=1.0, hi=50.0,
+                               share=50.0 / 60.0, grid_size=400, batch_size=5, steps=1000)
     s = np.sort(norms)
     assert s[0] <= r["clip_norm"] < s[1]
-    assert r["rnmm_epsilon"] == 50.0 and r["dpsgd_epsilon"] == 10.0 and r["epsilon"] == 60.0
-    assert r["delta"] == 1e-5
-    assert r["noise_multiplier"] == dl.calibrate(0.01, 1000, 10.0, 1e-5)
-    # At the paper's eps_RNMM = 0.3 it is still a candidate of the public grid.
-    r = dl.recommend_clip_norm(norms, 2.0, 1e-5, lo=1.0, hi=50.0)
+    assert r["rnmm_epsilon"] == 50.0 and r["dpsgd_epsilon"] == pytest.approx(10.0, rel=1e-14)
+    assert r["total_epsilon"] == pytest.approx(60.0, rel=1e-14) and r["delta"] == 1e-5
+    assert r["q"] == 0.01 and r["standardization"] is None and r["d"] is None
+    assert r["noise_multiplier"] == dl.calibrate(0.01, 1000, r["dpsgd_epsilon"], 1e-5)
+    # At the paper's eps_RNMM = 0.3 (the default share) it is still a candidate of the public
+    # grid; steps and batch size default as the CLI's (30 epochs at min(500, n / 10)).
+    r = dl.recommend_clip_norm(per_sample_norms=norms, epsilon=2.0, lo=1.0, hi=50.0)
     c = 1.0 * 50.0 ** (np.arange(200) / 199)
     assert np.isclose(c, r["clip_norm"], rtol=1e-14).any()
-    assert r["dpsgd_epsilon"] == pytest.approx(1.7) and r["noise_multiplier"] is None
-    with pytest.raises(ValueError, match="rnmm_epsilon"):
-        dl.recommend_clip_norm(norms, 0.2, 1e-5, lo=1.0, hi=50.0)
-    with pytest.raises(ValueError, match="both sample_rate and steps"):
-        dl.recommend_clip_norm(norms, 2.0, 1e-5, lo=1.0, hi=50.0, steps=10)
+    assert r["rnmm_epsilon"] == pytest.approx(0.3, rel=1e-14)
+    assert r["dpsgd_epsilon"] == pytest.approx(1.7, rel=1e-14)
+    assert r["batch_size"] == 50 and r["steps"] == 30 * 10
+    with pytest.raises(ValueError, match="share"):
+        dl.recommend_clip_norm(per_sample_norms=norms, epsilon=0.2, lo=1.0, hi=50.0)
+    with pytest.raises(ValueError, match="give lo and hi"):
+        dl.recommend_clip_norm(per_sample_norms=norms, epsilon=2.0, lo=1.0)
 
 
 def test_long_calls_release_the_gil():

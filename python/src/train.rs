@@ -1,0 +1,129 @@
+//! `train`: Algorithm 1 once, as `dpsgd-lab train --json`, on a config's [data] or on arrays.
+
+use std::time::Instant;
+
+use numpy::IntoPyArray;
+use numpy::ndarray::Array2;
+use pyo3::prelude::*;
+use serde::Deserialize;
+
+use dpsgd::config::TrainConfig;
+use dpsgd::dpsgd::DpSgdConfig;
+use dpsgd::loss::LossSpec;
+use dpsgd::privacy::AccountantKind;
+use dpsgd::rng::{Purpose, stream};
+use dpsgd::train::{ReportOptions, train as train_run};
+
+use crate::config::ConfigSource;
+use crate::model::model_shape;
+use crate::{dataset, err, to_py, value_error};
+
+/// A train config without [data] (the data come as X, y).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrainNoData {
+    seed: u64,
+    #[serde(default)]
+    replicate: u64,
+    loss: LossSpec,
+    dpsgd: DpSgdConfig,
+}
+
+/// train(X=None, y=None, *, config, seed=None, accountant=None, delta=1e-5)
+///
+/// Algorithm 1 once, exactly as `dpsgd-lab train --config FILE --json`: config is a dict with
+/// the TOML's keys (seed, [loss], [dpsgd], and [data] unless X and y are given) or a TOML
+/// path; `seed` overrides the config's seed as `--seed` does (and the config then needs none).
+/// Returns the CLI's summary (f(w_priv), f(w_T), sigma_n, clipped fraction, ...) with
+/// "privacy" (the epsilon actually spent by a real accountant, nu_eff and phi of Eq. (1)), and
+/// the iterates w_priv, w_last, w_avg as float64 arrays shaped as the model ([`model_shape`]):
+/// (m, d + 1) for the logistic loss (row j is class j's weights, the bias last), flat
+/// otherwise.
+#[pyfunction]
+#[pyo3(name = "train", signature = (x = None, y = None, *, config, seed = None, accountant = None,
+    delta = 1e-5))]
+pub fn train_py<'py>(
+    py: Python<'py>,
+    x: Option<&Bound<'py, PyAny>>,
+    y: Option<&Bound<'py, PyAny>>,
+    config: &Bound<'py, PyAny>,
+    seed: Option<u64>,
+    accountant: Option<String>,
+    delta: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let start = Instant::now();
+    let src = ConfigSource::new(config)?;
+    if seed.is_none() && !src.table.contains_key("seed") {
+        return Err(value_error(format!(
+            "{}: seed is missing: add `seed = <integer>` to the config, or pass seed=",
+            src.name()
+        )));
+    }
+    let accountant = accountant
+        .as_deref()
+        .map(AccountantKind::parse)
+        .transpose()
+        .map_err(err)?;
+    let opts = ReportOptions {
+        accountant,
+        delta,
+        force: false,
+    };
+    let (run, loss, d) = match (x, y) {
+        (Some(x), Some(y)) => {
+            if src.table.contains_key("data") {
+                return Err(value_error(
+                    "give the data either as X, y or as the config's [data] table, not both",
+                ));
+            }
+            let cfg: TrainNoData = src.parse(seed)?;
+            let data = dataset(py, x, y)?;
+            let s = seed.unwrap_or(cfg.seed);
+            let run = py
+                .detach(|| train_run(s, cfg.replicate, &cfg.loss, &cfg.dpsgd, &data, &opts, start))
+                .map_err(err)?;
+            (run, cfg.loss, data.d)
+        }
+        (None, None) => {
+            let mut cfg: TrainConfig = src.parse(seed)?;
+            if let Some(s) = seed {
+                cfg.seed = s;
+            }
+            let (run, d) = py
+                .detach(|| -> dpsgd::Result<_> {
+                    let data =
+                        cfg.data
+                            .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
+                    let run = train_run(
+                        cfg.seed,
+                        cfg.replicate,
+                        &cfg.loss,
+                        &cfg.dpsgd,
+                        &data,
+                        &opts,
+                        start,
+                    )?;
+                    Ok((run, data.d))
+                })
+                .map_err(err)?;
+            (run, cfg.loss, d)
+        }
+        _ => return Err(value_error("give both X and y, or neither")),
+    };
+    let out = to_py(py, &run)?;
+    let o = &run.output;
+    for (key, w) in [
+        ("w_priv", &o.w_priv),
+        ("w_last", &o.w_last),
+        ("w_avg", &o.w_avg),
+    ] {
+        match model_shape(&loss, d, w.len()) {
+            Some(shape) => {
+                let a = Array2::from_shape_vec(shape, w.clone()).map_err(err)?;
+                out.set_item(key, a.into_pyarray(py))?
+            }
+            None => out.set_item(key, w.clone().into_pyarray(py))?,
+        }
+    }
+    Ok(out)
+}
