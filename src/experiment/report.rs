@@ -141,11 +141,7 @@ pub fn theorem_summary(summaries: &[SpecSummary]) -> String {
                 .unwrap_or("")
                 .trim()
                 .to_string();
-            let who = if x.is_control {
-                format!("{} {} control", s.spec, k_label(x.k))
-            } else {
-                format!("{} {}", s.spec, x.label)
-            };
+            let who = format!("{} {}", s.spec, x.label);
             by.entry(format!("Thm {}", s.theorem))
                 .or_default()
                 .push((class, who));
@@ -233,7 +229,7 @@ pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellRe
         let _ = writeln!(out, "- {n}");
     }
     let _ = writeln!(out, "\n![{}]({plot_file})\n", s.title);
-    out.push_str("Cells (mean over replicates; risk at w0 = the do-nothing risk; lambda_min S = relaxation times covered, S = T eta):\n\n| cell | series | phi | n | epsilon | T | mean OR | mean bound | mean risk at w0 | mean lambda_min S | mean clipped fraction |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("Cells (mean over replicates; risk at w0 = the do-nothing risk; lambda_min S = relaxation times covered, S = T eta):\n\n| cell | series | phi | n | epsilon | T | mean OR | mean bound | mean risk at w0 | OR / risk at w0 | mean lambda_min S | mean clipped fraction |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let opt_mean =
         |v: Option<Vec<f64>>| v.map_or("n/a".to_string(), |v| format!("{:.4e}", fit::mean(&v)));
     for c in cells.values() {
@@ -241,7 +237,7 @@ pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellRe
         let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {:.4e} | {} | {:.4} | {} | {:.4e} | {} | {} | {} | {} |",
+            "| {} | {} | {:.4e} | {} | {:.4} | {} | {:.4e} | {} | {} | {} | {} | {} |",
             c.cell,
             s.series[c.series].label,
             c.phi,
@@ -252,6 +248,11 @@ pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellRe
             b.map(|b| format!("{:.4e}", fit::mean(&b)))
                 .unwrap_or("n/a".into()),
             opt_mean(c.replicates.iter().map(|r| r.risk0).collect()),
+            c.replicates
+                .iter()
+                .map(|r| r.risk0)
+                .collect::<Option<Vec<f64>>>()
+                .map_or("n/a".into(), |r0| sig(or / fit::mean(&r0))),
             opt_mean(c.replicates.iter().map(|r| r.lambda_s).collect()),
             opt_mean(c.replicates.iter().map(|r| r.clipped).collect()),
         );
