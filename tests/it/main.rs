@@ -12,6 +12,7 @@ mod clipnorm_recommend;
 mod clipnorm_results;
 mod cluster;
 mod common;
+mod config_doc;
 mod config_fuzz;
 mod data;
 mod dpsgd;
