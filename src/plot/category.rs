@@ -217,7 +217,10 @@ mod tests {
         assert!(s.contains("\"0.35\""));
         assert!(!svg(&fig(Vec::new())).contains("\"0.35\""));
         // Tick labels above y_label_max (95) are blank.
-        assert!(!s.contains(">100.0<"), "a tick label above y_label_max was drawn");
+        assert!(
+            !s.contains(">100.0<"),
+            "a tick label above y_label_max was drawn"
+        );
     }
 
     #[test]

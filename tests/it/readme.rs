@@ -151,7 +151,10 @@ fn readme_starts_with_verify_and_test() {
 fn every_readme_command_parses_and_the_fast_ones_run() {
     let readme = std::fs::read_to_string(format!("{ROOT}/README.md")).unwrap();
     let commands = readme_commands(&readme);
-    assert!(commands.len() >= 6, "too few README commands found: {commands:?}");
+    assert!(
+        commands.len() >= 6,
+        "too few README commands found: {commands:?}"
+    );
     let mut helps = BTreeMap::new();
     let mut problems = Vec::new();
     for args in &commands {
@@ -182,7 +185,11 @@ fn every_readme_command_parses_and_the_fast_ones_run() {
             }
         }
     }
-    assert!(problems.is_empty(), "README commands:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "README commands:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
