@@ -97,8 +97,7 @@ fn accuracy_window(t: &StudyTable) -> (f64, f64) {
         hi = hi.max(100.0 * b.mean);
     }
     if !lo.is_finite() {
-        lo = 0.0;
-        hi = 100.0;
+        return (0.0, 100.0);
     }
     let pad = ((hi - lo) * 0.08).max(0.5);
     ((lo - pad).max(0.0), hi + pad)
