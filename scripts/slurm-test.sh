@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Integration test of the cluster path on a real Slurm: the README's job array
+# Integration test of the cluster path on a real Slurm: docs/cluster.md's job array
 # (scripts/verify-array.sbatch, submitted unchanged) and a dependent merge job on a one-node
 # cluster started here by hand (munged, slurmctld, slurmd; no systemd), compared byte for byte
 # with an unsharded run; then a merge with one shard deleted must fail and name that shard.
@@ -228,7 +228,7 @@ job_ok() {
 OUT=$TMP/sharded
 t0=$SECONDS
 export DPSGD_SPEC=$SPEC DPSGD_OUT=$OUT
-# The file as the README shows it; only the resources are sized to this node on the command line.
+# The file as docs/cluster.md shows it; only the resources are sized to this node on the command line.
 array=$(sbatch --parsable --array=1-"$SHARDS" --cpus-per-task=1 --time=00:30:00 \
   --output="$TMP/logs/%x-%A_%a.out" scripts/verify-array.sbatch) || fail "sbatch of the array failed"
 merge=$(sbatch --parsable --dependency=afterok:"$array" --job-name=dpsgd-merge --time=00:10:00 \

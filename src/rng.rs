@@ -4,8 +4,9 @@
 //! seed gives the same stream on every machine (rand_pcg promises value stability; drawn values
 //! are pinned by `tests/it/data.rs::seeded_draws_are_pinned`). Streams are never derived from
 //! thread identity, so results do not depend on scheduling. The streams are portable; results are
-//! bit-identical across machines only where the arithmetic is too (README "Reproducibility":
-//! runtime-selected FMA/AVX kernels make some losses machine-dependent in the last bits).
+//! bit-identical across machines only where the arithmetic is too (docs/architecture.md,
+//! "Reproducibility": runtime-selected FMA/AVX kernels make some losses machine-dependent in the
+//! last bits).
 
 use rand::SeedableRng;
 

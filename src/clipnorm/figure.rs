@@ -1,7 +1,9 @@
 //! Figure 1-style plot: test accuracy against the clip norm (one categorical x position per
-//! tau, labelled like the paper's "0.1", "0%", "100%"), mean +- sd error bars, one series per
-//! epsilon, the non-private baseline as a dashed line, and a guide line at G_1. Only the data
-//! preparation is here; [`crate::plot::CategoryFigure`] draws it.
+//! tau, labelled like the paper's "0.1", "0%", "100%"), mean +- sd error bars (the y label
+//! says so), one series per epsilon, the non-private baseline as a dashed line, and a guide
+//! line at G_1. The y axis has headroom above 100 % (no tick label there), so bars and markers
+//! at 100 % stay inside the frame. Only the data preparation is here;
+//! [`crate::plot::CategoryFigure`] draws it.
 
 use std::path::Path;
 
@@ -44,19 +46,43 @@ pub fn figure(t: &StudyTable) -> CategoryFigure {
             "clip norm τ"
         }
         .into(),
-        y_label: "test accuracy (%)".into(),
+        y_label: accuracy_label(t.runs),
         categories: t.taus.iter().map(|p| p.short_label()).collect(),
         y_range: (ylo, yhi),
         guides,
         series,
         palette: Palette::Tableau,
         legend: Corner::LowerLeft,
+        notes: empty_columns(k, t.columns.iter().map(|c| c.entries.as_slice())),
+        y_label_max: Some(100.0),
         size: (900, 560),
     }
 }
 
+/// The y label of both figures of a study: what is plotted and what the error bars are.
+pub(crate) fn accuracy_label(runs: usize) -> String {
+    format!("test accuracy (%): mean ± sd over {runs} runs")
+}
+
+/// An "n/a" note under every category (0..k) where no column has an entry, so an empty
+/// column reads as "did not run" rather than as a missing point.
+pub(crate) fn empty_columns<'e>(
+    k: usize,
+    columns: impl Iterator<Item = &'e [Option<Entry>]> + Clone,
+) -> Vec<(f64, String)> {
+    (0..k)
+        .filter(|&i| {
+            columns
+                .clone()
+                .all(|c| c.get(i).is_none_or(|e| e.is_none()))
+        })
+        .map(|i| (i as f64, "n/a".to_string()))
+        .collect()
+}
+
 /// The accuracy window shown (percent): every mean +- sd and the baseline, padded by 8% of the
-/// span (at least half a point), within [0, 100]; all of [0, 100] without data.
+/// span (at least half a point), from at least 0 and with the padding kept above 100 (the
+/// frame must not cut bars or markers at 100 %); all of [0, 100] without data.
 fn accuracy_window(t: &StudyTable) -> (f64, f64) {
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
@@ -71,11 +97,10 @@ fn accuracy_window(t: &StudyTable) -> (f64, f64) {
         hi = hi.max(100.0 * b.mean);
     }
     if !lo.is_finite() {
-        lo = 0.0;
-        hi = 100.0;
+        return (0.0, 100.0);
     }
     let pad = ((hi - lo) * 0.08).max(0.5);
-    ((lo - pad).max(0.0), (hi + pad).min(100.0))
+    ((lo - pad).max(0.0), hi + pad)
 }
 
 /// Epsilon number `ci` of `ne` as a series over the categories (taus or methods): mean +- sd in
@@ -214,5 +239,21 @@ mod tests {
         let f = figure(&t);
         assert_eq!(f.y_range, (0.0, 100.0));
         assert_eq!(f.series.len(), 0);
+    }
+
+    #[test]
+    fn headroom_above_100_percent_error_bar_label_and_na_for_an_empty_column() {
+        let mut t = table();
+        // A perfect mean at the first tau: the window must reach above 100 by the padding.
+        t.columns[1].entries[0] = entry(1.0, 0.0);
+        // The second tau empty in every column.
+        t.columns[1].entries[1] = None;
+        let f = figure(&t);
+        // Data span [87, 100], padded by 8% of 13 = 1.04 on both sides.
+        assert!((f.y_range.1 - 101.04).abs() < 1e-9, "{:?}", f.y_range);
+        assert_eq!(f.y_label_max, Some(100.0));
+        assert_eq!(f.y_label, "test accuracy (%): mean ± sd over 3 runs");
+        assert_eq!(f.notes, vec![(1.0, "n/a".to_string())]);
+        assert!(figure(&table()).notes.is_empty());
     }
 }

@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::config::MethodsSpec;
-use super::figure::{baseline_series, epsilon_series};
+use super::figure::{accuracy_label, baseline_series, empty_columns, epsilon_series};
 use super::grid::{Cell, CellKind, Group, TauPoint, fmt_tau};
 use super::record::RunRecord;
 use super::table::{Entry, StudyTable, best_entry, cell};
@@ -537,15 +537,26 @@ pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
     if !lo.is_finite() {
         (lo, hi) = (0.0, 100.0);
     }
-    // Room below the data for the legend (lower left), 8% above.
+    // Room below the data for the legend (lower left), 8% above (kept above 100 %, so the
+    // frame does not cut bars at 100 %).
     let span = (hi - lo).max(1.0);
+    let runs = m
+        .rows
+        .iter()
+        .flat_map(|r| &r.cells)
+        .find_map(|c| c.entry.as_ref().map(|e| e.runs))
+        .unwrap_or(0);
+    // One column of entries per epsilon over the categories (methods), for the "n/a" notes.
+    let per_eps: Vec<Vec<Option<Entry>>> = (0..m.epsilons.len())
+        .map(|ei| m.rows.iter().map(|r| r.cells[ei].entry.clone()).collect())
+        .collect();
     CategoryFigure {
         title: format!(
             "{} ({}): clip-norm methods at equal (ε, δ)",
             m.name, m.model
         ),
         x_label: "method".into(),
-        y_label: "test accuracy (%)".into(),
+        y_label: accuracy_label(runs),
         // A method that could not run at any epsilon (e.g. adaptive clipping where 2 sigma_b <= z)
         // says so under its empty column.
         categories: m
@@ -559,11 +570,13 @@ pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
                 }
             })
             .collect(),
-        y_range: ((lo - 0.45 * span).max(0.0), (hi + 0.08 * span).min(100.0)),
+        y_range: ((lo - 0.45 * span).max(0.0), hi + 0.08 * span),
         guides: vec![k as f64 - 1.5],
         series,
         palette: Palette::Tableau,
         legend: Corner::LowerLeft,
+        notes: empty_columns(k, per_eps.iter().map(Vec::as_slice)),
+        y_label_max: Some(100.0),
         size: (900, 560),
     }
 }

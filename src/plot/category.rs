@@ -6,6 +6,7 @@ use std::path::Path;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{DrawResult, Palette, Render, Series, YScale, draw_legend, draw_series, write_png_svg};
 use crate::error::Result;
@@ -56,6 +57,12 @@ pub struct CategoryFigure {
     pub palette: Palette,
     /// The corner of the plot area the legend box is placed in.
     pub legend: Corner,
+    /// Text drawn centered at (x, middle of the y range), e.g. "n/a" under a category with
+    /// no data, so an empty column is not mistaken for a missing point.
+    pub notes: Vec<(f64, String)>,
+    /// y tick labels above this value are left blank (e.g. 100 for an accuracy in percent
+    /// whose axis has headroom above 100 so error bars and markers stay inside the frame).
+    pub y_label_max: Option<f64>,
     /// (width, height) in pixels of the PNG and of the SVG canvas.
     pub size: (u32, u32),
 }
@@ -93,9 +100,16 @@ impl Render for CategoryFigure {
                 String::new()
             }
         };
+        let yfmt = |y: &f64| match self.y_label_max {
+            Some(m) if *y > m + 1e-9 => String::new(),
+            _ => format!("{y:.1}"),
+        };
         chart
             .configure_mesh()
             .disable_x_mesh()
+            .bold_line_style(BLACK.mix(0.15))
+            .light_line_style(BLACK.mix(0.04))
+            .y_label_formatter(&yfmt)
             .x_desc(&self.x_label)
             .y_desc(&self.y_label)
             .x_labels(k)
@@ -118,6 +132,14 @@ impl Render for CategoryFigure {
             (y0, y1),
             YScale::Linear,
         )?;
+        let mid = 0.5 * (y0 + y1);
+        for (x, text) in &self.notes {
+            let style = ("sans-serif", 16)
+                .into_font()
+                .color(&BLACK.mix(0.6))
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            chart.draw_series(std::iter::once(Text::new(text.clone(), (*x, mid), style)))?;
+        }
         draw_legend(&mut chart, self.legend.position())?;
         Ok(())
     }
@@ -161,6 +183,8 @@ mod tests {
             ],
             palette: Palette::Tableau,
             legend: Corner::LowerLeft,
+            notes: vec![(1.0, "note N".into())],
+            y_label_max: Some(95.0),
             size: (600, 400),
         }
     }
@@ -182,6 +206,7 @@ mod tests {
         let s = svg(&f);
         for text in [
             "title T", "x X", "y Y", "cat-a", "cat-b", "cat-c", "first", "second", "level",
+            "note N",
         ] {
             assert!(s.contains(text), "'{text}' missing from the SVG");
         }
@@ -191,6 +216,14 @@ mod tests {
         // The guide is the only element at opacity 0.35; without guides it is gone.
         assert!(s.contains("\"0.35\""));
         assert!(!svg(&fig(Vec::new())).contains("\"0.35\""));
+        // Tick labels above y_label_max (95) are blank; without it some are drawn.
+        let ticks = |s: &str| -> Vec<f64> { s.lines().filter_map(|l| l.parse().ok()).collect() };
+        let shown = ticks(&s);
+        assert!(shown.iter().any(|&y| y > 85.0), "{shown:?}");
+        assert!(shown.iter().all(|&y| y <= 95.0), "{shown:?}");
+        let mut all = fig(vec![1.5]);
+        all.y_label_max = None;
+        assert!(ticks(&svg(&all)).iter().any(|&y| y > 95.0));
     }
 
     #[test]

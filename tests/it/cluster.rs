@@ -1,5 +1,5 @@
-//! The cluster path's documentation cannot drift from what is tested: the README's Slurm job
-//! array is `scripts/verify-array.sbatch` verbatim, the file `scripts/slurm-test.sh` submits to
+//! The cluster path's documentation cannot drift from what is tested: the Slurm job array of
+//! docs/cluster.md is `scripts/verify-array.sbatch` verbatim, the file `scripts/slurm-test.sh` submits to
 //! a real Slurm.
 
 use std::path::Path;
@@ -12,13 +12,13 @@ fn read(rel: &str) -> String {
 #[test]
 fn readme_shows_the_sbatch_script_verbatim() {
     let script = read("scripts/verify-array.sbatch");
-    let readme = read("README.md");
+    let readme = read("docs/cluster.md");
     assert!(script.starts_with("#!/bin/bash\n#SBATCH "), "{script}");
     let block = format!("```sh\n{script}```\n");
     assert_eq!(
         readme.matches(&block).count(),
         1,
-        "README.md must show scripts/verify-array.sbatch verbatim, once, as a ```sh block:\n{block}"
+        "docs/cluster.md must show scripts/verify-array.sbatch verbatim, once, as a ```sh block:\n{block}"
     );
     // The test submits that file, unchanged.
     let test = read("scripts/slurm-test.sh");
