@@ -61,6 +61,38 @@ def main(old_dir, new_dir):
         print("\nCells with |z| > 3:\n")
         for spec, key, phi, ma, mb, z in big:
             print(f"- {spec} series {key[0]} phi {phi:.3g}: old {ma:.4g}, new {mb:.4g}, z = {z:+.2f}")
+    slopes(old_dir, new_dir)
+
+
+def slopes(old_dir, new_dir):
+    """The smallest-decade slopes of the series both runs have, from summary.json: old and new
+    interval, the ratio of half-widths, and z = (new - old) / sqrt(se_old^2 + se_new^2) with
+    se = half-width / 1.96 (the two runs are independent)."""
+    print("\n| spec | series | old slope [95% CI] | new slope [95% CI] | half-width new / old | z |")
+    print("|---|---|---|---|---|---|")
+    ratios = []
+    for spec in sorted(os.listdir(new_dir)):
+        p_old = os.path.join(old_dir, spec, "summary.json")
+        p_new = os.path.join(new_dir, spec, "summary.json")
+        if not (os.path.exists(p_old) and os.path.exists(p_new)):
+            continue
+        old = {x["label"]: x for x in json.load(open(p_old))["series"]}
+        for x in json.load(open(p_new))["series"]:
+            o = old.get(x["label"])
+            if o is None or not o.get("decade") or not x.get("decade"):
+                continue
+            a, b = o["decade"], x["decade"]
+            ha, hb = (a["hi"] - a["lo"]) / 2, (b["hi"] - b["lo"]) / 2
+            z = (b["slope"] - a["slope"]) / math.hypot(ha / 1.96, hb / 1.96)
+            ratios.append(hb / ha)
+            print(
+                f"| {spec} | {x['label']} | {a['slope']:.2f} [{a['lo']:.2f}, {a['hi']:.2f}] | "
+                f"{b['slope']:.2f} [{b['lo']:.2f}, {b['hi']:.2f}] | {hb / ha:.2f} | {z:+.2f} |"
+            )
+    if ratios:
+        ratios.sort()
+        print(f"\nhalf-width new / old: median {ratios[len(ratios) // 2]:.2f}, "
+              f"range {ratios[0]:.2f} to {ratios[-1]:.2f} over {len(ratios)} series")
 
 
 if __name__ == "__main__":
