@@ -21,6 +21,7 @@ pub mod model;
 pub mod recommend;
 pub mod record;
 pub mod table;
+pub mod train_config;
 pub mod train;
 
 use std::collections::BTreeMap;
