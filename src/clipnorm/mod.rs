@@ -21,8 +21,8 @@ pub mod model;
 pub mod recommend;
 pub mod record;
 pub mod table;
-pub mod train_config;
 pub mod train;
+pub mod train_config;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

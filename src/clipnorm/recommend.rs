@@ -351,6 +351,11 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
             req.grid_size
         )));
     }
+    // RNMM's own memory check, before any mechanism spends budget.
+    crate::limits::check_memory(
+        &format!("RNMM grid_size = {}", req.grid_size),
+        24.0 * req.grid_size as f64,
+    )?;
     let csv = req.csv.display().to_string();
     let split = match req.test_fraction {
         Some(f) => Some(crate::data::split::SplitSpec {
@@ -368,10 +373,84 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
     // Every private statistic below uses the training part only: the test part stays unseen.
     let (mut data, test) = spec.load_split()?;
     let n_test = test.map_or(0, |t| t.n);
+    // Every public parameter is checked before any mechanism runs (and spends budget).
+    let n = data.n;
+    let kind = crate::privacy::AccountantKind::parse(&req.accountant)?;
+    let batch = req.batch_size.unwrap_or_else(|| default_batch(n));
+    check_positive("--batch-size", batch)?;
+    // An expected batch below one sample is no DP-SGD anyone runs, and its default T =
+    // 30 n / B would overflow any count.
+    if batch < 1.0 {
+        return Err(Error::param(format!(
+            "--batch-size {} must be >= 1 (the expected number of samples per step)",
+            crate::error::fmt_num(batch)
+        )));
+    }
+    if batch > n as f64 {
+        return Err(Error::param(format!(
+            "--batch-size {batch} exceeds the {n} rows of {csv}"
+        )));
+    }
+    let steps = match (req.steps, req.epochs) {
+        (Some(0), _) => return Err(Error::param("--steps must be >= 1")),
+        (Some(t), _) => t,
+        (None, Some(e)) => {
+            check_positive("--epochs", e)?;
+            // T = ceil(E n / B): E passes over the n training rows at expected batch B.
+            let t =
+                crate::limits::to_count("T = ceil(epochs n / B)", (e * n as f64 / batch).ceil())?;
+            usize::try_from(t.max(1)).map_err(|_| {
+                Error::param(format!(
+                    "--epochs {e} gives T = {t} steps, which does not fit in a count"
+                ))
+            })?
+        }
+        (None, None) => {
+            let per_epoch =
+                crate::limits::to_count("steps per epoch n / B", (n as f64 / batch).round())?;
+            usize::try_from(per_epoch.max(1))
+                .ok()
+                .and_then(|p| DEFAULT_EPOCHS.checked_mul(p))
+                .ok_or_else(|| {
+                    Error::param(format!(
+                        "T = {DEFAULT_EPOCHS} epochs x {per_epoch} steps does not fit in a count; give --steps"
+                    ))
+                })?
+        }
+    };
     if !req.standardize && (req.public_scales.is_some() || req.feature_bounds.is_some()) {
         return Err(Error::param(
             "--public-scales and --feature-bounds need --standardize",
         ));
+    }
+    let loss_spec = LossSpec::Logistic { classes: None };
+    let form = loss_spec
+        .lipschitz_form()
+        .ok_or_else(|| Error::param("the loss has no closed-form G(x, y)"))?;
+    // The candidate range must be public. For the loss's own G_i: G at x = 0 (no G_i is
+    // smaller) up to 3 G at ||x||^2 = d (the mean of standardized features), as in the study.
+    let (lo, hi) = match (&req.norms, req.lo, req.hi) {
+        (_, Some(lo), Some(hi)) => (lo, hi),
+        (NormsSource::Lipschitz, lo, hi) => (
+            lo.unwrap_or_else(|| form.eval(&vec![0.0; data.d], 0.0)),
+            hi.unwrap_or_else(|| 3.0 * form.eval(&vec![1.0; data.d], 0.0)),
+        ),
+        _ => {
+            return Err(Error::param(
+                "with --norms or --norms-column the public candidate range is unknown: give \
+                 --lo and --hi (data-independent bounds on the norms)",
+            ));
+        }
+    };
+    check_positive("--lo", lo)?;
+    if !(hi.is_finite() && hi > lo) {
+        return Err(Error::param(format!(
+            "--hi must be finite and > lo = {lo}, but is {hi}"
+        )));
+    }
+    let check_epsilon = req.check_epsilon.unwrap_or(DEFAULT_CHECK_EPSILON);
+    if check_epsilon != 0.0 {
+        check_positive("--check-epsilon", check_epsilon)?;
     }
     // Standardization is released first (its own stream), then everything below runs on data
     // transformed by the released parameters: RNMM's utility keeps sensitivity 1.
@@ -386,11 +465,6 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
     let (std_epsilon, std_delta) = standardization
         .as_ref()
         .map_or((0.0, 0.0), |s| (s.epsilon, s.delta));
-    let loss_spec = LossSpec::Logistic { classes: None };
-    let form = loss_spec
-        .lipschitz_form()
-        .ok_or_else(|| Error::param("the loss has no closed-form G(x, y)"))?;
-    let n = data.n;
     let (g, source) = match &req.norms {
         NormsSource::Lipschitz => (logistic_lipschitz(&data)?, "lipschitz".to_string()),
         NormsSource::Column(c) => {
@@ -404,7 +478,7 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
                 ..CsvSpec::new(csv.clone(), c.clone())
             }
             .load()
-                .map_err(|e| Error::data(format!("--norms-column '{c}': {e}")))?;
+            .map_err(|e| Error::data(format!("--norms-column '{c}': {e}")))?;
             (col.y, format!("column {c}"))
         }
         NormsSource::File(p) => {
@@ -434,24 +508,8 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
             i + 1
         )));
     }
-    // The candidate range must be public. For the loss's own G_i: G at x = 0 (no G_i is
-    // smaller) up to 3 G at ||x||^2 = d (the mean of standardized features), as in the study.
-    let (lo, hi) = match (&req.norms, req.lo, req.hi) {
-        (_, Some(lo), Some(hi)) => (lo, hi),
-        (NormsSource::Lipschitz, lo, hi) => (
-            lo.unwrap_or_else(|| form.eval(&vec![0.0; data.d], 0.0)),
-            hi.unwrap_or_else(|| 3.0 * form.eval(&vec![1.0; data.d], 0.0)),
-        ),
-        _ => {
-            return Err(Error::param(
-                "with --norms or --norms-column the public candidate range is unknown: give \
-                 --lo and --hi (data-independent bounds on the norms)",
-            ));
-        }
-    };
     // The range check runs before RNMM, so a range that misses the data stops the command
     // before the selection is released.
-    let check_epsilon = req.check_epsilon.unwrap_or(DEFAULT_CHECK_EPSILON);
     let range_check = if check_epsilon == 0.0 {
         None
     } else {
@@ -501,45 +559,6 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         target_count: 1,
     };
     let sel = private_min_lipschitz(&g, &rc, &mut stream(req.seed, 0, Purpose::Mechanism))?;
-    let batch = req.batch_size.unwrap_or_else(|| default_batch(n));
-    check_positive("--batch-size", batch)?;
-    // An expected batch below one sample is no DP-SGD anyone runs, and its default T =
-    // 30 n / B would overflow any count.
-    if batch < 1.0 {
-        return Err(Error::param(format!(
-            "--batch-size {} must be >= 1 (the expected number of samples per step)",
-            crate::error::fmt_num(batch)
-        )));
-    }
-    if batch > n as f64 {
-        return Err(Error::param(format!(
-            "--batch-size {batch} exceeds the {n} rows of {csv}"
-        )));
-    }
-    let steps = match (req.steps, req.epochs) {
-        (Some(0), _) => return Err(Error::param("--steps must be >= 1")),
-        (Some(t), _) => t,
-        (None, Some(e)) => {
-            check_positive("--epochs", e)?;
-            // T = ceil(E n / B): E passes over the n training rows at expected batch B.
-            let t = crate::limits::to_count("T = ceil(epochs n / B)", (e * n as f64 / batch).ceil())?;
-            usize::try_from(t.max(1)).map_err(|_| {
-                Error::param(format!("--epochs {e} gives T = {t} steps, which does not fit in a count"))
-            })?
-        }
-        (None, None) => {
-            let per_epoch =
-                crate::limits::to_count("steps per epoch n / B", (n as f64 / batch).round())?;
-            usize::try_from(per_epoch.max(1))
-                .ok()
-                .and_then(|p| DEFAULT_EPOCHS.checked_mul(p))
-                .ok_or_else(|| {
-                    Error::param(format!(
-                        "T = {DEFAULT_EPOCHS} epochs x {per_epoch} steps does not fit in a count; give --steps"
-                    ))
-                })?
-        }
-    };
     let q = batch / n as f64;
     // Basic composition (Dwork & Roth 2014, Theorem 3.16): standardization (eps_std, delta_std),
     // range check (eps_check, 0), RNMM (eps_RNMM, 0), DP-SGD (the rest).
@@ -554,13 +573,8 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         )));
     }
     // The calibration names the accountant whose number it is (RDP where the PLD fell back).
-    let calibration = crate::privacy::calibrate::calibrate(
-        crate::privacy::AccountantKind::parse(&req.accountant)?,
-        q,
-        steps,
-        dpsgd_epsilon,
-        dpsgd_delta,
-    )?;
+    let calibration =
+        crate::privacy::calibrate::calibrate(kind, q, steps, dpsgd_epsilon, dpsgd_delta)?;
     let z = calibration.z;
     // The calibration stops searching below z = 1e-6 (`calibrate_noise`) and returns the end of
     // its bracket: a z this small means the budget is met by no noise worth the name, and would

@@ -20,6 +20,7 @@ mod lemmas;
 mod losses;
 mod lower_bound;
 mod privacy;
+mod recommend_budget;
 mod results_file;
 mod schedule;
 mod simulations;
