@@ -537,7 +537,7 @@ fn classes_of(loss: &LossSpec, w_len: usize, d: usize) -> Result<Option<(ModelSp
         _ => return Ok(None),
     };
     let rest = w_len.checked_sub(fixed).unwrap_or(usize::MAX);
-    if rest == usize::MAX || rest % per_class != 0 || rest / per_class < 2 {
+    if rest == usize::MAX || !rest.is_multiple_of(per_class) || rest / per_class < 2 {
         return Err(Error::param(format!(
             "w has {w_len} entries, which is not the layout of the loss on d = {d} features \
              ({fixed} + m x {per_class} for m >= 2 classes)"
@@ -554,7 +554,7 @@ fn classes_of(loss: &LossSpec, w_len: usize, d: usize) -> Result<Option<(ModelSp
 /// W2 in R^{m x (h+1)} row-major (bias last). m is read off the length of w. Errors for a loss
 /// that does not classify, a length that fits no layout, or a non-finite w (a diverged run).
 pub fn predict(loss: &LossSpec, w: &[f64], x: &[f64], d: usize) -> Result<Vec<usize>> {
-    if d == 0 || x.len() % d != 0 {
+    if d == 0 || !x.len().is_multiple_of(d) {
         return Err(Error::param(format!(
             "x has {} values, not a whole number of rows of d = {d} features",
             x.len()

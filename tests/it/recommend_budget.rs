@@ -29,9 +29,7 @@ fn number_after(line: &str, key: &str) -> f64 {
         .find(key)
         .unwrap_or_else(|| panic!("no {key:?} in {line}"))
         + key.len()..];
-    let end = rest
-        .find(|c: char| c == ' ' || c == ',' || c == '(' || c == ')')
-        .unwrap_or(rest.len());
+    let end = rest.find([' ', ',', '(', ')']).unwrap_or(rest.len());
     rest[..end]
         .parse()
         .unwrap_or_else(|e| panic!("{key:?} in {line}: {e}"))
