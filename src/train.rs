@@ -284,7 +284,14 @@ pub fn train(
     opts: &ReportOptions,
     start: Instant,
 ) -> Result<TrainRun> {
-    let mut run = train_inner(seed, replicate, loss, dpsgd, data, opts, None, false, start)?;
+    let inputs = RunInputs {
+        seed,
+        replicate,
+        loss,
+        dpsgd,
+        data,
+    };
+    let mut run = train_inner(inputs, opts, None, false, start)?;
     run.accuracy = classification_accuracy(loss, &run.output.w_priv, data, None)?;
     Ok(run)
 }
@@ -301,17 +308,14 @@ pub fn train_config(
 ) -> Result<TrainRun> {
     let (data, test) = config_data(cfg)?;
     let budget = cfg.privacy.as_ref();
-    let mut run = train_inner(
-        cfg.seed,
-        cfg.replicate,
-        &cfg.loss,
-        &cfg.dpsgd,
-        &data,
-        opts,
-        budget,
-        progress,
-        start,
-    )?;
+    let inputs = RunInputs {
+        seed: cfg.seed,
+        replicate: cfg.replicate,
+        loss: &cfg.loss,
+        dpsgd: &cfg.dpsgd,
+        data: &data,
+    };
+    let mut run = train_inner(inputs, opts, budget, progress, start)?;
     run.accuracy = classification_accuracy(&cfg.loss, &run.output.w_priv, &data, test.as_ref())?;
     Ok(run)
 }
@@ -420,19 +424,31 @@ fn check_budget(b: &BudgetSpec, report: Option<&PrivacyReport>) -> Result<Budget
     Ok(out)
 }
 
-/// Algorithm 1 once, with the budget check before any work and an optional progress bar.
-#[allow(clippy::too_many_arguments)]
-fn train_inner(
+/// What one run trains: the streams' (seed, replicate), the loss, Algorithm 1's settings and
+/// the training data.
+struct RunInputs<'a> {
     seed: u64,
     replicate: u64,
-    loss: &LossSpec,
-    dpsgd: &DpSgdConfig,
-    data: &Dataset,
+    loss: &'a LossSpec,
+    dpsgd: &'a DpSgdConfig,
+    data: &'a Dataset,
+}
+
+/// Algorithm 1 once, with the budget check before any work and an optional progress bar.
+fn train_inner(
+    inputs: RunInputs<'_>,
     opts: &ReportOptions,
     budget: Option<&BudgetSpec>,
     progress: bool,
     start: Instant,
 ) -> Result<TrainRun> {
+    let RunInputs {
+        seed,
+        replicate,
+        loss,
+        dpsgd,
+        data,
+    } = inputs;
     let loss = loss.build(data)?;
     let cal = match &dpsgd.noise {
         NoiseSpec::Target { accountant, .. } => Some(accountant as &dyn Calibrator),

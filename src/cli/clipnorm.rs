@@ -169,7 +169,12 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
         loss: a.loss.clone(),
         // Standardized by default for the loss's G_i; user-supplied norms do not depend on the
         // features' scale, so they are standardized only when asked.
-        standardize: a.standardize || (!a.no_standardize && norms == NormsSource::Lipschitz),
+        // (the standardization options imply it).
+        standardize: a.standardize
+            || a.std_share.is_some()
+            || a.feature_bounds.is_some()
+            || a.public_scales.is_some()
+            || (!a.no_standardize && norms == NormsSource::Lipschitz),
         std_share: a.std_share,
         feature_bounds: a.feature_bounds.clone(),
         public_scales: a.public_scales.clone(),
