@@ -130,7 +130,8 @@ pub struct PrivacyReport {
 pub struct Accuracy {
     /// Fraction of the training rows classified correctly.
     pub train: f64,
-    /// Fraction of the held-out test rows classified correctly (None without a test split).
+    /// Fraction of the held-out test rows classified correctly (absent without a test split).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<f64>,
     /// Training rows.
     pub n_train: usize,
@@ -169,9 +170,11 @@ pub struct TrainRun {
     pub summary: RunSummary,
     /// Absent for a noiseless run (epsilon is infinite).
     pub privacy: Option<PrivacyReport>,
-    /// Accuracy of w_priv for a classification loss (logistic, tanh_net); None otherwise.
+    /// Accuracy of w_priv for a classification loss (logistic, tanh_net); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub accuracy: Option<Accuracy>,
-    /// The pipeline's budget, when the config has a `[privacy]` table.
+    /// The pipeline's budget, when the config has a `[privacy]` table (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetReport>,
     /// The iterates w_priv, w_T, w_avg (not part of the printed summary).
     #[serde(skip)]
