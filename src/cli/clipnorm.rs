@@ -54,9 +54,11 @@ pub enum ClipnormCommand {
 
 /// `clipnorm recommend`: Remark 5.6's tau = G_1 = min_i G_i, selected with pure DP by Report
 /// Noisy Max over log-spaced candidates (RNMM, as in the paper's Table 3 and the clip-norm
-/// study), then DP-SGD calibrated to the rest of the budget (basic composition). With
-/// --standardize the means and scales are released privately first (or given as public), so the
-/// printed (epsilon, delta) covers every step: standardization + RNMM + DP-SGD.
+/// study), then DP-SGD calibrated to the rest of the budget (basic composition). By default the
+/// means and scales are released privately first (or given as public), and a private range check
+/// refuses a candidate range that misses the data, so the printed (epsilon, delta) covers every
+/// step: standardization + range check + RNMM + DP-SGD. The train config it prints carries that
+/// budget into `train`.
 #[derive(Debug, Args)]
 pub struct RecommendArgs {
     /// CSV file with a header row (e.g. data/wine.csv).
