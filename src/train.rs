@@ -6,9 +6,12 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::clipnorm::config::ModelSpec;
+use crate::clipnorm::model::Model;
+use crate::config::{BudgetSpec, DataSpec, TrainConfig};
 use crate::data::Dataset;
 use crate::dpsgd::{AccountantKind, Calibrator, DpSgd, DpSgdConfig, NoiseSpec, RunOutput};
-use crate::error::{Error, Result, fmt_num};
+use crate::error::{Error, Result, check_positive, fmt_num};
 use crate::limits;
 use crate::linalg::dot;
 use crate::loss::{Loss, LossSpec, mean_grad, mean_value};
@@ -122,6 +125,43 @@ pub struct PrivacyReport {
     pub phi: f64,
 }
 
+/// Classification accuracy of the released iterate w_priv (post-processing: no privacy cost).
+#[derive(Debug, Clone, Serialize)]
+pub struct Accuracy {
+    /// Fraction of the training rows classified correctly.
+    pub train: f64,
+    /// Fraction of the held-out test rows classified correctly (absent without a test split).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test: Option<f64>,
+    /// Training rows.
+    pub n_train: usize,
+    /// Test rows (0 without a split).
+    pub n_test: usize,
+}
+
+/// The whole budget of a pipeline (`[privacy]`, e.g. written by `clipnorm recommend`) and what
+/// it spent: the earlier steps' (pure-DP or (epsilon, delta)) spending plus DP-SGD's accounted
+/// (epsilon, delta), composed by basic composition (Dwork & Roth 2014, Theorem 3.16).
+#[derive(Debug, Clone, Serialize)]
+pub struct BudgetReport {
+    /// The budget's epsilon.
+    pub epsilon: f64,
+    /// The budget's delta.
+    pub delta: f64,
+    /// epsilon spent before this run.
+    pub spent_before_epsilon: f64,
+    /// delta spent before this run.
+    pub spent_before_delta: f64,
+    /// DP-SGD's epsilon, by the accountant.
+    pub dpsgd_epsilon: f64,
+    /// DP-SGD's delta.
+    pub dpsgd_delta: f64,
+    /// spent_before_epsilon + dpsgd_epsilon <= epsilon.
+    pub total_epsilon: f64,
+    /// spent_before_delta + dpsgd_delta <= delta.
+    pub total_delta: f64,
+}
+
 /// One run: the summary `train --json` prints, and the iterates.
 #[derive(Debug, Clone, Serialize)]
 pub struct TrainRun {
@@ -130,6 +170,12 @@ pub struct TrainRun {
     pub summary: RunSummary,
     /// Absent for a noiseless run (epsilon is infinite).
     pub privacy: Option<PrivacyReport>,
+    /// Accuracy of w_priv for a classification loss (logistic, tanh_net); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<Accuracy>,
+    /// The pipeline's budget, when the config has a `[privacy]` table (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetReport>,
     /// The iterates w_priv, w_T, w_avg (not part of the printed summary).
     #[serde(skip)]
     pub output: RunOutput,
@@ -230,8 +276,8 @@ fn privacy_report(
 }
 
 /// Runs Algorithm 1 once on `data` with the streams of (seed, replicate), evaluates the output
-/// and reports the privacy spent. `start` is when the caller started the clock (the wall time
-/// reported includes building the data).
+/// (with the training accuracy of a classification loss) and reports the privacy spent. `start`
+/// is when the caller started the clock (the wall time reported includes building the data).
 pub fn train(
     seed: u64,
     replicate: u64,
@@ -241,6 +287,171 @@ pub fn train(
     opts: &ReportOptions,
     start: Instant,
 ) -> Result<TrainRun> {
+    let inputs = RunInputs {
+        seed,
+        replicate,
+        loss,
+        dpsgd,
+        data,
+    };
+    let mut run = train_inner(inputs, opts, None, false, start)?;
+    run.accuracy = classification_accuracy(loss, &run.output.w_priv, data, None)?;
+    Ok(run)
+}
+
+/// A train config run as `dpsgd-lab train --config FILE` does it: the data with its test split
+/// (and the `[privacy]` table's released standardization applied to both parts), the budget
+/// checked before any work, Algorithm 1 with a progress bar on stderr when `progress` (hidden
+/// when stderr is not a terminal), and the train and test accuracy of w_priv.
+pub fn train_config(
+    cfg: &TrainConfig,
+    opts: &ReportOptions,
+    progress: bool,
+    start: Instant,
+) -> Result<TrainRun> {
+    let (data, test) = config_data(cfg)?;
+    let budget = cfg.privacy.as_ref();
+    let inputs = RunInputs {
+        seed: cfg.seed,
+        replicate: cfg.replicate,
+        loss: &cfg.loss,
+        dpsgd: &cfg.dpsgd,
+        data: &data,
+    };
+    let mut run = train_inner(inputs, opts, budget, progress, start)?;
+    run.accuracy = classification_accuracy(&cfg.loss, &run.output.w_priv, &data, test.as_ref())?;
+    Ok(run)
+}
+
+/// (train, test) of a config: a CSV's split is kept (its test part is scored, not dropped), and
+/// a `[privacy]` standardization is applied to both parts.
+fn config_data(cfg: &TrainConfig) -> Result<(Dataset, Option<Dataset>)> {
+    let (mut data, mut test) = match &cfg.data {
+        DataSpec::Csv(c) => {
+            if cfg.privacy.is_some() && c.standardize {
+                return Err(Error::param(
+                    "[data] standardize = true uses the data's own means and scales, which no \
+                     mechanism protects, so [privacy]'s budget cannot cover it: set it to false \
+                     (give [privacy] standardize_mean and standardize_scale, released privately \
+                     by clipnorm recommend)",
+                ));
+            }
+            c.load_split()?
+        }
+        other => (
+            other.build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?,
+            None,
+        ),
+    };
+    if let Some(b) = &cfg.privacy {
+        match (&b.standardize_mean, &b.standardize_scale) {
+            (Some(mean), Some(scale)) => {
+                if mean.len() != data.d || scale.len() != data.d {
+                    return Err(Error::param(format!(
+                        "[privacy] standardize_mean has {} and standardize_scale {} entries, but \
+                         the data have d = {} features",
+                        mean.len(),
+                        scale.len(),
+                        data.d
+                    )));
+                }
+                if let Some(v) = scale.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
+                    return Err(Error::param(format!(
+                        "[privacy] standardize_scale has the entry {v}; scales must be finite and > 0"
+                    )));
+                }
+                let st = crate::data::split::Standardizer {
+                    mean: mean.clone(),
+                    std: scale.clone(),
+                };
+                st.apply(&mut data)?;
+                if let Some(t) = test.as_mut() {
+                    st.apply(t)?;
+                }
+            }
+            (None, None) => {}
+            _ => {
+                return Err(Error::param(
+                    "[privacy] needs both standardize_mean and standardize_scale, or neither",
+                ));
+            }
+        }
+    }
+    Ok((data, test))
+}
+
+/// The budget check: `spent` before this run plus DP-SGD's accounted (epsilon, delta) must not
+/// exceed [privacy]'s (epsilon, delta) by basic composition (Dwork & Roth 2014, Theorem 3.16).
+/// Float sums are allowed a relative slack of 1e-9 (the calibration itself keeps DP-SGD's
+/// epsilon at or below its target).
+fn check_budget(b: &BudgetSpec, report: Option<&PrivacyReport>) -> Result<BudgetReport> {
+    check_positive("[privacy] epsilon", b.epsilon)?;
+    crate::error::check_open("[privacy] delta", b.delta, 0.0, 1.0)?;
+    let (eps, delta) = match report {
+        Some(p) => (p.epsilon_spent, p.delta),
+        None => {
+            return Err(Error::param(
+                "[privacy] states a budget but [dpsgd] adds no noise (an infinite epsilon); give \
+                 [dpsgd] noise = { kind = \"target\", ... }",
+            ));
+        }
+    };
+    let out = BudgetReport {
+        epsilon: b.epsilon,
+        delta: b.delta,
+        spent_before_epsilon: b.spent_epsilon,
+        spent_before_delta: b.spent_delta,
+        dpsgd_epsilon: eps,
+        dpsgd_delta: delta,
+        total_epsilon: b.spent_epsilon + eps,
+        total_delta: b.spent_delta + delta,
+    };
+    let slack = 1.0 + 1e-9;
+    if out.total_epsilon > b.epsilon * slack || out.total_delta > b.delta * slack {
+        return Err(Error::param(format!(
+            "the run would exceed [privacy]'s budget (epsilon = {}, delta = {}): spent before {} + \
+             DP-SGD {} = epsilon {}, delta {} + {} = {}; lower [dpsgd] noise epsilon to at most \
+             {} and delta to at most {} (kind = \"target\")",
+            fmt_num(b.epsilon),
+            fmt_num(b.delta),
+            fmt_num(b.spent_epsilon),
+            fmt_num(eps),
+            fmt_num(out.total_epsilon),
+            fmt_num(b.spent_delta),
+            fmt_num(delta),
+            fmt_num(out.total_delta),
+            fmt_num(b.epsilon - b.spent_epsilon),
+            fmt_num(b.delta - b.spent_delta)
+        )));
+    }
+    Ok(out)
+}
+
+/// What one run trains: the streams' (seed, replicate), the loss, Algorithm 1's settings and
+/// the training data.
+struct RunInputs<'a> {
+    seed: u64,
+    replicate: u64,
+    loss: &'a LossSpec,
+    dpsgd: &'a DpSgdConfig,
+    data: &'a Dataset,
+}
+
+/// Algorithm 1 once, with the budget check before any work and an optional progress bar.
+fn train_inner(
+    inputs: RunInputs<'_>,
+    opts: &ReportOptions,
+    budget: Option<&BudgetSpec>,
+    progress: bool,
+    start: Instant,
+) -> Result<TrainRun> {
+    let RunInputs {
+        seed,
+        replicate,
+        loss,
+        dpsgd,
+        data,
+    } = inputs;
     let loss = loss.build(data)?;
     let cal = match &dpsgd.noise {
         NoiseSpec::Target { accountant, .. } => Some(accountant as &dyn Calibrator),
@@ -266,12 +477,33 @@ pub fn train(
         steps: dpsgd.steps,
         params: loss.param_dim(),
     };
-    let privacy = privacy_report(opts, &dpsgd.noise, &inputs)?;
+    // With a budget and no delta in the noise spec, DP-SGD is reported at the delta left.
+    let opts = match budget {
+        Some(b) if dpsgd.noise.delta().is_none() => ReportOptions {
+            delta: b.delta - b.spent_delta,
+            ..opts.clone()
+        },
+        _ => opts.clone(),
+    };
+    let privacy = privacy_report(&opts, &dpsgd.noise, &inputs)?;
+    let budget = budget
+        .map(|b| check_budget(b, privacy.as_ref()))
+        .transpose()?;
     let w0 = alg.initial_point(
         loss.param_dim(),
         &mut stream(seed, replicate, Purpose::Init),
     )?;
-    let output = alg.run(loss.as_ref(), data, seed, replicate)?;
+    let bar = progress_bar(progress, dpsgd.steps);
+    // The same loop and streams as `DpSgd::run`; the observer only moves the bar.
+    let output = alg
+        .run_with(loss.as_ref(), data, seed, replicate, |t, _| {
+            if t % 256 == 0 {
+                bar.set_position(t as u64);
+            }
+            std::ops::ControlFlow::Continue(())
+        })?
+        .into_output()?;
+    bar.finish_and_clear();
     let summary = RunSummary::new(
         loss.as_ref(),
         data,
@@ -283,7 +515,111 @@ pub fn train(
     Ok(TrainRun {
         summary,
         privacy,
+        accuracy: None,
+        budget,
         output,
         work_estimate: work,
     })
+}
+
+/// The progress bar of one run on stderr (indicatif, as `run`'s): T steps with the elapsed time
+/// and ETA; hidden unless `on` and stderr is a terminal, so logs and pipes stay clean.
+fn progress_bar(on: bool, steps: usize) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !(on && std::io::stderr().is_terminal()) {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(steps as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "DP-SGD [{bar:30}] {percent:>3}%  step {pos}/{len}  {elapsed_precise}  ETA {eta}",
+        )
+        .expect("static template")
+        .progress_chars("#>-"),
+    );
+    bar
+}
+
+/// Number of classes m of a classification loss with parameters `w` on `d` features, from the
+/// weight layout (see [`predict`]); None for a loss that does not classify.
+fn classes_of(loss: &LossSpec, w_len: usize, d: usize) -> Result<Option<(ModelSpec, usize)>> {
+    let (spec, fixed, per_class) = match loss {
+        LossSpec::Logistic { .. } => (ModelSpec::Softmax, 0, d + 1),
+        LossSpec::TanhNet { hidden, .. } => (
+            ModelSpec::TanhNet {
+                hidden: *hidden,
+                init_scale: 1.0,
+            },
+            hidden * (d + 1),
+            hidden + 1,
+        ),
+        _ => return Ok(None),
+    };
+    let rest = w_len.checked_sub(fixed).unwrap_or(usize::MAX);
+    if rest == usize::MAX || !rest.is_multiple_of(per_class) || rest / per_class < 2 {
+        return Err(Error::param(format!(
+            "w has {w_len} entries, which is not the layout of the loss on d = {d} features \
+             ({fixed} + m x {per_class} for m >= 2 classes)"
+        )));
+    }
+    Ok(Some((spec, rest / per_class)))
+}
+
+/// Predicted classes argmax_j of the logits for the rows of `x` (row-major, `d` features each).
+///
+/// Weight layout (flat `w`, as `train` returns w_priv): for the logistic (softmax) loss, W in
+/// R^{m x (d+1)} row-major, row j = class j's weights with its bias last, so w has m (d + 1)
+/// entries; for `tanh_net` with h hidden units, W1 in R^{h x (d+1)} row-major (bias last) then
+/// W2 in R^{m x (h+1)} row-major (bias last). m is read off the length of w. Errors for a loss
+/// that does not classify, a length that fits no layout, or a non-finite w (a diverged run).
+pub fn predict(loss: &LossSpec, w: &[f64], x: &[f64], d: usize) -> Result<Vec<usize>> {
+    if d == 0 || !x.len().is_multiple_of(d) {
+        return Err(Error::param(format!(
+            "x has {} values, not a whole number of rows of d = {d} features",
+            x.len()
+        )));
+    }
+    let Some((spec, m)) = classes_of(loss, w.len(), d)? else {
+        return Err(Error::param(format!(
+            "the {loss:?} loss does not classify; predict needs logistic or tanh_net"
+        )));
+    };
+    let model = Model::new(&spec, d, m)?;
+    let mut buf = Vec::new();
+    x.chunks(d)
+        .map(|row| {
+            model.predict(w, row, &mut buf).ok_or_else(|| {
+                Error::param("w or x has a non-finite value (a diverged run?): no prediction")
+            })
+        })
+        .collect()
+}
+
+/// Fraction of `data`'s rows whose label predict gives (a diverged, non-finite w scores 0);
+/// weight layout as in [`predict`].
+pub fn accuracy(loss: &LossSpec, w: &[f64], data: &Dataset) -> Result<f64> {
+    let Some((spec, m)) = classes_of(loss, w.len(), data.d)? else {
+        return Err(Error::param(format!(
+            "the {loss:?} loss does not classify; accuracy needs logistic or tanh_net"
+        )));
+    };
+    Ok(Model::new(&spec, data.d, m)?.accuracy(w, data))
+}
+
+/// Train and test accuracy of w for a classification loss; None for other losses.
+fn classification_accuracy(
+    loss: &LossSpec,
+    w: &[f64],
+    data: &Dataset,
+    test: Option<&Dataset>,
+) -> Result<Option<Accuracy>> {
+    if classes_of(loss, w.len(), data.d)?.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Accuracy {
+        train: accuracy(loss, w, data)?,
+        test: test.map(|t| accuracy(loss, w, t)).transpose()?,
+        n_train: data.n,
+        n_test: test.map_or(0, |t| t.n),
+    }))
 }

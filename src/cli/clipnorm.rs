@@ -9,6 +9,7 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 
 use dpsgd_lab::clipnorm::recommend::{AdviceRequest, ClipNormAdvice, NormsSource, recommend};
+use dpsgd_lab::clipnorm::train_config::train_config;
 use dpsgd_lab::clipnorm::{RunOptions, StudyConfig, run_study};
 use dpsgd_lab::config::load_toml;
 
@@ -53,9 +54,11 @@ pub enum ClipnormCommand {
 
 /// `clipnorm recommend`: Remark 5.6's tau = G_1 = min_i G_i, selected with pure DP by Report
 /// Noisy Max over log-spaced candidates (RNMM, as in the paper's Table 3 and the clip-norm
-/// study), then DP-SGD calibrated to the rest of the budget (basic composition). With
-/// --standardize the means and scales are released privately first (or given as public), so the
-/// printed (epsilon, delta) covers every step: standardization + RNMM + DP-SGD.
+/// study), then DP-SGD calibrated to the rest of the budget (basic composition). By default the
+/// means and scales are released privately first (or given as public), and a private range check
+/// refuses a candidate range that misses the data, so the printed (epsilon, delta) covers every
+/// step: standardization + range check + RNMM + DP-SGD. The train config it prints carries that
+/// budget into `train`.
 #[derive(Debug, Args)]
 pub struct RecommendArgs {
     /// CSV file with a header row (e.g. data/wine.csv).
@@ -79,8 +82,18 @@ pub struct RecommendArgs {
     #[arg(long)]
     pub share: Option<f64>,
     /// DP-SGD steps T. Default: 30 epochs of round(n / B) steps, as in the study.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "epochs")]
     pub steps: Option<usize>,
+    /// DP-SGD epochs E instead of --steps: T = ceil(E n / B), n the training rows.
+    #[arg(long)]
+    pub epochs: Option<f64>,
+    /// Hold out this fraction of the rows as a test set: every private statistic uses the
+    /// training part only, and the train config carries the split (default: no split).
+    #[arg(long)]
+    pub test_fraction: Option<f64>,
+    /// Seed of the train/test split (default: --seed).
+    #[arg(long, requires = "test_fraction")]
+    pub split_seed: Option<u64>,
     /// Expected batch size B (q = B / n). Default: min(500, n / 10), as in the study.
     #[arg(long)]
     pub batch_size: Option<f64>,
@@ -90,25 +103,30 @@ pub struct RecommendArgs {
     /// Read per-sample norms from this file, one value per CSV row (needs --lo, --hi).
     #[arg(long)]
     pub norms: Option<PathBuf>,
-    /// Standardize the features before computing G_i; the default candidate range assumes
+    /// Standardize the features before computing G_i (the default for the loss's own G_i; with
+    /// --norms or --norms-column, only when given). The default candidate range assumes
     /// standardized features. The means and scales are a DP estimate (per-feature bounds chosen
     /// by an exponential mechanism on a public grid, then Gaussian noisy sums) costing
     /// --std-share of epsilon and of delta, or public values from --public-scales (no cost).
     /// Unlike the clip-norm study (the paper's protocol, whose standardization is NOT private),
     /// the guarantee printed here covers standardization, RNMM and DP-SGD together.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_standardize")]
     pub standardize: bool,
+    /// Use the raw features (no standardization, no cost). The default candidate range then
+    /// rarely fits: the range check refuses when most G_i lie outside it.
+    #[arg(long)]
+    pub no_standardize: bool,
     /// Fraction of epsilon and of delta spent on the private standardization, in (0, 1).
-    #[arg(long, requires = "standardize")]
+    #[arg(long, conflicts_with = "no_standardize")]
     pub std_share: Option<f64>,
     /// File of public bounds C_j on |x_j|, one per feature in column order (data independent,
     /// e.g. from the data set's documentation): the private standardization then skips its
     /// private bounds.
-    #[arg(long, requires = "standardize", conflicts_with = "public_scales")]
+    #[arg(long, conflicts_with_all = ["no_standardize", "public_scales"])]
     pub feature_bounds: Option<PathBuf>,
     /// File of public per-feature "mean,scale" lines in column order (data independent):
     /// standardization at no privacy cost.
-    #[arg(long, requires = "standardize", conflicts_with = "std_share")]
+    #[arg(long, conflicts_with_all = ["no_standardize", "std_share"])]
     pub public_scales: Option<PathBuf>,
     /// Public lower end of the candidates. Default for the loss's G_i: G at x = 0 = sqrt 2.
     #[arg(long)]
@@ -125,6 +143,17 @@ pub struct RecommendArgs {
     /// Seed of the selection's randomness (the same seed gives the same recommendation).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// epsilon of the private range check (a Laplace count of the G_i outside [lo, hi], spent
+    /// from the budget); the command refuses when the noisy count exceeds n / 2. 0 skips it.
+    #[arg(long, default_value_t = dpsgd_lab::clipnorm::recommend::DEFAULT_CHECK_EPSILON)]
+    pub check_epsilon: f64,
+    /// Step size eta written into the train config (a public choice: tuning it on the data
+    /// would cost budget).
+    #[arg(long, default_value_t = dpsgd_lab::clipnorm::train_config::DEFAULT_LEARNING_RATE)]
+    pub learning_rate: f64,
+    /// Write the train config (the TOML printed below the recommendation) to FILE.
+    #[arg(long)]
+    pub write_config: Option<PathBuf>,
     /// Print the recommendation as one JSON object on the last line.
     #[arg(long)]
     pub json: bool,
@@ -140,7 +169,14 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
         csv: a.csv.clone(),
         label: a.label.clone(),
         loss: a.loss.clone(),
-        standardize: a.standardize,
+        // Standardized by default for the loss's G_i; user-supplied norms do not depend on the
+        // features' scale, so they are standardized only when asked.
+        // (the standardization options imply it).
+        standardize: a.standardize
+            || a.std_share.is_some()
+            || a.feature_bounds.is_some()
+            || a.public_scales.is_some()
+            || (!a.no_standardize && norms == NormsSource::Lipschitz),
         std_share: a.std_share,
         feature_bounds: a.feature_bounds.clone(),
         public_scales: a.public_scales.clone(),
@@ -155,8 +191,20 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
         grid_size: a.grid_size,
         accountant: a.accountant.clone(),
         seed: a.seed,
+        check_epsilon: Some(a.check_epsilon),
+        test_fraction: a.test_fraction,
+        split_seed: a.split_seed.unwrap_or(a.seed),
+        epochs: a.epochs,
     })?;
     print_advice(&advice);
+    let toml = train_config(&advice, a.learning_rate)?;
+    println!("train config (paste into a file for `dpsgd-lab train --config FILE`):");
+    print!("{toml}");
+    if let Some(p) = &a.write_config {
+        std::fs::write(p, &toml)
+            .map_err(|e| dpsgd_lab::error::Error::io(p.display().to_string(), e))?;
+        println!("wrote {}", p.display());
+    }
     if a.json {
         println!("{}", super::json::to_string(&advice)?);
     }
@@ -185,6 +233,20 @@ fn print_advice(v: &ClipNormAdvice) {
             s.method, s.epsilon, s.delta, s.rho, s.sigma
         ),
     }
+    if let Some(sp) = &v.split {
+        println!(
+            "  split: test fraction {}, split seed {}: n_train = {} (every private statistic), \
+             n_test = {} (held out)",
+            sp.test_fraction, sp.seed, v.n, v.n_test
+        );
+    }
+    match &v.range_check {
+        Some(c) => println!(
+            "  range check: eps = {:.4}, noisy count of values outside [{:.4}, {:.4}]: {:.0} of {}",
+            c.epsilon, v.candidates_lo, v.candidates_hi, c.noisy_outside, c.n
+        ),
+        None => println!("  range check: skipped (--check-epsilon 0)"),
+    }
     println!(
         "  RNMM: eps = {:.4} ({:.1}% of eps = {}), {} log-spaced candidates on [{:.4}, {:.4}], seed {}",
         v.rnmm_epsilon,
@@ -211,10 +273,17 @@ fn print_advice(v: &ClipNormAdvice) {
         v.dpsgd_epsilon, v.dpsgd_delta
     );
     let std_eps = v.standardization.as_ref().map_or(0.0, |s| s.epsilon);
+    let check_eps = v.range_check.as_ref().map_or(0.0, |c| c.epsilon);
     println!(
-        "  budget split (basic composition): standardization {:.4} + RNMM {:.4} + DP-SGD {:.4} \
-         = {:.4} (of eps = {}), delta {:e} in total",
-        std_eps, v.rnmm_epsilon, v.dpsgd_epsilon, v.total_epsilon, v.epsilon, v.total_delta
+        "  budget split (basic composition): standardization {:.4} + range check {:.4} + RNMM \
+         {:.4} + DP-SGD {:.4} = {:.4} (of eps = {}), delta {:e} in total",
+        std_eps,
+        check_eps,
+        v.rnmm_epsilon,
+        v.dpsgd_epsilon,
+        v.total_epsilon,
+        v.epsilon,
+        v.total_delta
     );
     println!(
         "  noise multiplier: z = {:.4} for T = {} steps at batch size B = {} (q = {:.4}), {} accountant",

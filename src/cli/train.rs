@@ -9,13 +9,14 @@ use clap::Args;
 use dpsgd_lab::config::{DataSpec, TrainConfig, load_toml};
 use dpsgd_lab::dpsgd::{AccountantKind, NoiseSpec};
 use dpsgd_lab::error::fmt_num;
-use dpsgd_lab::rng::{Purpose, stream};
-use dpsgd_lab::train::{ReportOptions, train};
+use dpsgd_lab::train::{ReportOptions, train_config};
 
 /// Run DP-SGD (Algorithm 1) once and print a summary.
 #[derive(Debug, Args)]
 pub struct TrainArgs {
-    /// Experiment config (TOML): seed, [data], [loss], [dpsgd].
+    /// Experiment config (TOML): seed, [data], [loss], [dpsgd], and optionally [privacy] (a
+    /// budget of which earlier steps spent a part, as `clipnorm recommend --write-config`
+    /// writes it).
     #[arg(long)]
     pub config: PathBuf,
     /// Override the config's seed.
@@ -34,6 +35,9 @@ pub struct TrainArgs {
     /// Run even when the estimated work exceeds the limit (see `limits::WORK_LIMIT`).
     #[arg(long)]
     pub force: bool,
+    /// No progress bar (it is drawn on stderr only, and only when stderr is a terminal).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 pub fn run(args: &TrainArgs) -> Result<()> {
@@ -47,22 +51,19 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         cfg.seed = s;
     }
     let standardized = matches!(&cfg.data, DataSpec::Csv(c) if c.standardize);
-    let start = Instant::now();
-    let data = cfg
-        .data
-        .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
-    let run = train(
-        cfg.seed,
-        cfg.replicate,
-        &cfg.loss,
-        &cfg.dpsgd,
-        &data,
+    let split = match &cfg.data {
+        DataSpec::Csv(c) => c.split.clone(),
+        _ => None,
+    };
+    let run = train_config(
+        &cfg,
         &ReportOptions {
             accountant,
             delta: args.delta,
             force: args.force,
         },
-        start,
+        !args.quiet,
+        Instant::now(),
     )?;
     if args.json {
         if standardized {
@@ -91,6 +92,19 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         println!("  f(w_T)    = {:.6}", s.f_w_last);
         println!("  f(w_avg)  = {:.6}", s.f_w_avg);
         println!("  ||grad f(w_priv)||^2 = {:.6e}", s.grad_norm_sq_w_priv);
+        if let Some(a) = &run.accuracy {
+            match (a.test, &split) {
+                (Some(t), Some(sp)) => println!(
+                    "  accuracy of w_priv: train {:.4} (n = {}), test {:.4} (n = {}; split \
+                     test_fraction = {}, seed = {})",
+                    a.train, a.n_train, t, a.n_test, sp.test_fraction, sp.seed
+                ),
+                _ => println!(
+                    "  accuracy of w_priv: train {:.4} (n = {}), no test split",
+                    a.train, a.n_train
+                ),
+            }
+        }
         println!(
             "  wall time = {:.3} s (work estimate {} gradient coordinates)",
             s.wall_time_s,
@@ -102,6 +116,27 @@ pub fn run(args: &TrainArgs) -> Result<()> {
                 p.accountant, p.epsilon_spent, p.delta, p.nu_eff, p.phi
             ),
             None => println!("  privacy: none (no noise)"),
+        }
+        match (&run.budget, &run.privacy) {
+            (Some(b), _) => println!(
+                "  total privacy spent (basic composition of the earlier steps with DP-SGD): \
+                 epsilon = {:.4} ({:.4} before + {:.4} DP-SGD) of {}, delta = {:.3e} ({:.3e} + \
+                 {:.3e}) of {:e}",
+                b.total_epsilon,
+                b.spent_before_epsilon,
+                b.dpsgd_epsilon,
+                fmt_num(b.epsilon),
+                b.total_delta,
+                b.spent_before_delta,
+                b.dpsgd_delta,
+                b.delta
+            ),
+            (None, Some(p)) => println!(
+                "  total privacy spent: epsilon = {:.4}, delta = {:.3e} (DP-SGD only; no \
+                 [privacy] budget in the config)",
+                p.epsilon_spent, p.delta
+            ),
+            (None, None) => {}
         }
         if let Some(note) = run
             .privacy
@@ -116,9 +151,14 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         if let (Some(p), NoiseSpec::Theorem34 { nu, epsilon, .. }) =
             (&run.privacy, &cfg.dpsgd.noise)
         {
+            // Thm 3.4's nu is the unstated constant in sigma_n = sqrt(nu T log(1/delta)) tau /
+            // (n eps): the theorem guarantees (eps, delta)-DP only for nu large enough, so the
+            // noise it sets is not by itself an (eps, delta) guarantee; the accountant's number
+            // above is the run's real epsilon.
             println!(
                 "  Thm 3.4 with nu = {} promises epsilon = {}; the accountant finds {} spent. \
-                 The paper leaves nu an unstated constant: nu = {} makes them agree.",
+                 nu is the theorem's unstated constant, not an (epsilon, delta) guarantee by \
+                 itself: nu = {} makes them agree (or use noise kind = \"target\").",
                 fmt_num(*nu),
                 fmt_num(*epsilon),
                 fmt_num(p.epsilon_spent),

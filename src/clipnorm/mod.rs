@@ -22,6 +22,7 @@ pub mod recommend;
 pub mod record;
 pub mod table;
 pub mod train;
+pub mod train_config;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

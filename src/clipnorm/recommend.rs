@@ -30,6 +30,10 @@ pub const DEFAULT_RNMM_EPSILON: f64 = 0.3;
 pub const DEFAULT_GRID_SIZE: usize = 200;
 /// The study's epochs: the default number of steps is this many passes at the default batch.
 pub const DEFAULT_EPOCHS: usize = 30;
+/// Default epsilon of the range check (a Laplace count, [`range_check`]): small against the
+/// budgets the tool is used with (2.5% of epsilon = 2), yet its noise scale 1 / 0.05 = 20 rows
+/// is far below half of any data set the check can judge (n >= a few hundred).
+pub const DEFAULT_CHECK_EPSILON: f64 = 0.05;
 
 pub use crate::privacy::calibrate::MIN_NOISE_MULTIPLIER;
 
@@ -90,9 +94,19 @@ pub struct AdviceRequest {
     pub grid_size: usize,
     /// Accountant that calibrates DP-SGD's noise multiplier: "rdp" or "pld".
     pub accountant: String,
-    /// Base seed of the mechanisms' randomness (RNMM and the private standardization); the same
-    /// seed gives the same recommendation.
+    /// Base seed of the mechanisms' randomness (RNMM, the range check and the private
+    /// standardization); the same seed gives the same recommendation.
     pub seed: u64,
+    /// epsilon of the private range check ([`range_check`]; default [`DEFAULT_CHECK_EPSILON`]);
+    /// 0 skips the check.
+    pub check_epsilon: Option<f64>,
+    /// Hold out this fraction of the rows as a test set (seeded by `split_seed`): every private
+    /// statistic then uses the training part only, and n = n_train.
+    pub test_fraction: Option<f64>,
+    /// Seed of the train/test split (the `[data] split.seed` of the train config).
+    pub split_seed: u64,
+    /// DP-SGD epochs E: T = ceil(E n / B) (an alternative to `steps`).
+    pub epochs: Option<f64>,
 }
 
 /// The recommendation (every field a public value or a DP output; no raw statistic of the
@@ -103,8 +117,13 @@ pub struct ClipNormAdvice {
     pub csv: String,
     /// Name of the label column.
     pub label: String,
-    /// Rows of the data set (public: the sampling rate q = b / n uses it).
+    /// Rows the private statistics and DP-SGD use (the training part with a split; public: the
+    /// sampling rate q = b / n uses it).
     pub n: usize,
+    /// The train/test split (None: every row is used).
+    pub split: Option<crate::data::split::SplitSpec>,
+    /// Rows held out for testing (0 without a split).
+    pub n_test: usize,
     /// Number of features (columns other than the label).
     pub d: usize,
     /// The loss name as requested ("logistic" or "softmax").
@@ -126,7 +145,9 @@ pub struct ClipNormAdvice {
     /// The released standardization (None without --standardize); its epsilon and delta are
     /// eps_std and delta_std.
     pub standardization: Option<PrivateStandardization>,
-    /// eps_std + eps_RNMM + eps_DP-SGD (basic composition): equals epsilon.
+    /// The private range check (spent before RNMM).
+    pub range_check: Option<RangeCheck>,
+    /// eps_std + eps_check + eps_RNMM + eps_DP-SGD (basic composition): equals epsilon.
     pub total_epsilon: f64,
     /// delta_std + delta_DP-SGD: equals delta.
     pub total_delta: f64,
@@ -154,6 +175,61 @@ pub struct ClipNormAdvice {
     pub noise_multiplier: f64,
     /// The accountant whose number z is: "rdp", "pld", or "rdp (fallback of pld)".
     pub accountant: String,
+}
+
+/// The private check that RNMM's public candidate range [lo, hi] covers the data, so that a
+/// range that misses every G_i (raw features against the standardized default range) is reported
+/// instead of selecting pure noise.
+#[derive(Debug, Clone, Serialize)]
+pub struct RangeCheck {
+    /// epsilon of the Laplace count (pure DP).
+    pub epsilon: f64,
+    /// #{i : G_i < lo or G_i > hi} + Lap(1 / epsilon): a DP output.
+    pub noisy_outside: f64,
+    /// Rows counted (public).
+    pub n: usize,
+}
+
+impl RangeCheck {
+    /// The noisy count says most G_i lie outside [lo, hi]: noisy_outside > n / 2.
+    pub fn misses(&self) -> bool {
+        self.noisy_outside > self.n as f64 / 2.0
+    }
+}
+
+/// The Laplace mechanism on c = #{i : G_i < lo or G_i > hi}: c + Lap(1 / epsilon) is pure
+/// epsilon-DP (Dwork & Roth 2014, Theorem 3.6), since adding or removing one row changes c by
+/// at most 1 (each G_i depends on its own row only; with standardization, on the row and the
+/// already released public parameters). Lap(b) is drawn by inversion: -b sgn(u) ln(1 - 2|u|)
+/// with u uniform on (-1/2, 1/2).
+pub fn range_check(
+    g: &[f64],
+    lo: f64,
+    hi: f64,
+    epsilon: f64,
+    rng: &mut crate::rng::SimRng,
+) -> Result<RangeCheck> {
+    check_positive("--check-epsilon", epsilon)?;
+    let count = g.iter().filter(|&&v| v < lo || v > hi).count() as f64;
+    let u: f64 = rand::RngExt::random::<f64>(rng) - 0.5;
+    let noise = -u.signum() * (1.0 - 2.0 * u.abs()).max(f64::MIN_POSITIVE).ln() / epsilon;
+    Ok(RangeCheck {
+        epsilon,
+        noisy_outside: count + noise,
+        n: g.len(),
+    })
+}
+
+/// Splits per-row values with the same seeded shuffle [`CsvSpec::load_split`] uses (the
+/// shuffle depends only on the row count and the seed), keeping the training part.
+fn training_part(values: Vec<f64>, split: &crate::data::split::SplitSpec) -> Result<Vec<f64>> {
+    let n = values.len();
+    let all = Dataset::new(vec![0.0; n], values, 1)?;
+    let (train, _) = all.train_test_split(
+        split.test_fraction,
+        &mut stream(split.seed, 0, crate::rng::Purpose::Split),
+    )?;
+    Ok(train.y)
 }
 
 /// Reads one finite value per line (blank lines and `#` comments skipped; a non-numeric first
@@ -275,96 +351,31 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
             req.grid_size
         )));
     }
+    // RNMM's own memory check, before any mechanism spends budget.
+    crate::limits::check_memory(
+        &format!("RNMM grid_size = {}", req.grid_size),
+        24.0 * req.grid_size as f64,
+    )?;
     let csv = req.csv.display().to_string();
+    let split = match req.test_fraction {
+        Some(f) => Some(crate::data::split::SplitSpec {
+            test_fraction: check_open("--test-fraction", f, 0.0, 1.0)?,
+            seed: req.split_seed,
+        }),
+        None => None,
+    };
     let spec = CsvSpec {
         path: csv.clone(),
         label: req.label.clone(),
-        split: None,
+        split: split.clone(),
         standardize: false,
     };
-    let mut data = spec.load()?;
-    if !req.standardize && (req.public_scales.is_some() || req.feature_bounds.is_some()) {
-        return Err(Error::param(
-            "--public-scales and --feature-bounds need --standardize",
-        ));
-    }
-    // Standardization is released first (its own stream), then everything below runs on data
-    // transformed by the released parameters: RNMM's utility keeps sensitivity 1.
-    let standardization = if req.standardize {
-        let (source, _) = std_source(req, data.d)?;
-        let ps = private_standardize(&data, &source, &mut stream(req.seed, 1, Purpose::Mechanism))?;
-        ps.standardizer().apply(&mut data)?;
-        Some(ps)
-    } else {
-        None
-    };
-    let (std_epsilon, std_delta) = standardization
-        .as_ref()
-        .map_or((0.0, 0.0), |s| (s.epsilon, s.delta));
-    let loss_spec = LossSpec::Logistic { classes: None };
-    let form = loss_spec
-        .lipschitz_form()
-        .ok_or_else(|| Error::param("the loss has no closed-form G(x, y)"))?;
+    // Every private statistic below uses the training part only: the test part stays unseen.
+    let (mut data, test) = spec.load_split()?;
+    let n_test = test.map_or(0, |t| t.n);
+    // Every public parameter is checked before any mechanism runs (and spends budget).
     let n = data.n;
-    let (g, source) = match &req.norms {
-        NormsSource::Lipschitz => (logistic_lipschitz(&data)?, "lipschitz".to_string()),
-        NormsSource::Column(c) => {
-            if c == &req.label {
-                return Err(Error::param(format!(
-                    "--norms-column '{c}' is the label column; name the column of per-sample norms"
-                )));
-            }
-            let col = CsvSpec::new(csv.clone(), c.clone())
-                .load()
-                .map_err(|e| Error::data(format!("--norms-column '{c}': {e}")))?;
-            (col.y, format!("column {c}"))
-        }
-        NormsSource::File(p) => {
-            let v = read_norms_file(p)?;
-            if v.len() != n {
-                return Err(Error::data(format!(
-                    "--norms {} has {} values but {csv} has {n} rows; give one norm per row",
-                    p.display(),
-                    v.len()
-                )));
-            }
-            (v, format!("file {}", p.display()))
-        }
-    };
-    if let Some((i, v)) = g
-        .iter()
-        .enumerate()
-        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
-    {
-        return Err(Error::data(format!(
-            "per-sample norm of row {} is {v}; norms must be finite and >= 0",
-            i + 1
-        )));
-    }
-    // The candidate range must be public. For the loss's own G_i: G at x = 0 (no G_i is
-    // smaller) up to 3 G at ||x||^2 = d (the mean of standardized features), as in the study.
-    let (lo, hi) = match (&req.norms, req.lo, req.hi) {
-        (_, Some(lo), Some(hi)) => (lo, hi),
-        (NormsSource::Lipschitz, lo, hi) => (
-            lo.unwrap_or_else(|| form.eval(&vec![0.0; data.d], 0.0)),
-            hi.unwrap_or_else(|| 3.0 * form.eval(&vec![1.0; data.d], 0.0)),
-        ),
-        _ => {
-            return Err(Error::param(
-                "with --norms or --norms-column the public candidate range is unknown: give \
-                 --lo and --hi (data-independent bounds on the norms)",
-            ));
-        }
-    };
-    let rnmm_epsilon = share * req.epsilon;
-    let rc = RnmmConfig {
-        epsilon: rnmm_epsilon,
-        lo,
-        hi,
-        grid_size: req.grid_size,
-        target_count: 1,
-    };
-    let sel = private_min_lipschitz(&g, &rc, &mut stream(req.seed, 0, Purpose::Mechanism))?;
+    let kind = crate::privacy::AccountantKind::parse(&req.accountant)?;
     let batch = req.batch_size.unwrap_or_else(|| default_batch(n));
     check_positive("--batch-size", batch)?;
     // An expected batch below one sample is no DP-SGD anyone runs, and its default T =
@@ -380,10 +391,21 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
             "--batch-size {batch} exceeds the {n} rows of {csv}"
         )));
     }
-    let steps = match req.steps {
-        Some(0) => return Err(Error::param("--steps must be >= 1")),
-        Some(t) => t,
-        None => {
+    let steps = match (req.steps, req.epochs) {
+        (Some(0), _) => return Err(Error::param("--steps must be >= 1")),
+        (Some(t), _) => t,
+        (None, Some(e)) => {
+            check_positive("--epochs", e)?;
+            // T = ceil(E n / B): E passes over the n training rows at expected batch B.
+            let t =
+                crate::limits::to_count("T = ceil(epochs n / B)", (e * n as f64 / batch).ceil())?;
+            usize::try_from(t.max(1)).map_err(|_| {
+                Error::param(format!(
+                    "--epochs {e} gives T = {t} steps, which does not fit in a count"
+                ))
+            })?
+        }
+        (None, None) => {
             let per_epoch =
                 crate::limits::to_count("steps per epoch n / B", (n as f64 / batch).round())?;
             usize::try_from(per_epoch.max(1))
@@ -396,26 +418,163 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
                 })?
         }
     };
+    if !req.standardize && (req.public_scales.is_some() || req.feature_bounds.is_some()) {
+        return Err(Error::param(
+            "--public-scales and --feature-bounds need --standardize",
+        ));
+    }
+    let loss_spec = LossSpec::Logistic { classes: None };
+    let form = loss_spec
+        .lipschitz_form()
+        .ok_or_else(|| Error::param("the loss has no closed-form G(x, y)"))?;
+    // The candidate range must be public. For the loss's own G_i: G at x = 0 (no G_i is
+    // smaller) up to 3 G at ||x||^2 = d (the mean of standardized features), as in the study.
+    let (lo, hi) = match (&req.norms, req.lo, req.hi) {
+        (_, Some(lo), Some(hi)) => (lo, hi),
+        (NormsSource::Lipschitz, lo, hi) => (
+            lo.unwrap_or_else(|| form.eval(&vec![0.0; data.d], 0.0)),
+            hi.unwrap_or_else(|| 3.0 * form.eval(&vec![1.0; data.d], 0.0)),
+        ),
+        _ => {
+            return Err(Error::param(
+                "with --norms or --norms-column the public candidate range is unknown: give \
+                 --lo and --hi (data-independent bounds on the norms)",
+            ));
+        }
+    };
+    check_positive("--lo", lo)?;
+    if !(hi.is_finite() && hi > lo) {
+        return Err(Error::param(format!(
+            "--hi must be finite and > lo = {lo}, but is {hi}"
+        )));
+    }
+    let check_epsilon = req.check_epsilon.unwrap_or(DEFAULT_CHECK_EPSILON);
+    if check_epsilon != 0.0 {
+        check_positive("--check-epsilon", check_epsilon)?;
+    }
+    // Standardization is released first (its own stream), then everything below runs on data
+    // transformed by the released parameters: RNMM's utility keeps sensitivity 1.
+    let standardization = if req.standardize {
+        let (source, _) = std_source(req, data.d)?;
+        let ps = private_standardize(&data, &source, &mut stream(req.seed, 1, Purpose::Mechanism))?;
+        ps.standardizer().apply(&mut data)?;
+        Some(ps)
+    } else {
+        None
+    };
+    let (std_epsilon, std_delta) = standardization
+        .as_ref()
+        .map_or((0.0, 0.0), |s| (s.epsilon, s.delta));
+    let (g, source) = match &req.norms {
+        NormsSource::Lipschitz => (logistic_lipschitz(&data)?, "lipschitz".to_string()),
+        NormsSource::Column(c) => {
+            if c == &req.label {
+                return Err(Error::param(format!(
+                    "--norms-column '{c}' is the label column; name the column of per-sample norms"
+                )));
+            }
+            let col = CsvSpec {
+                split: split.clone(),
+                ..CsvSpec::new(csv.clone(), c.clone())
+            }
+            .load()
+            .map_err(|e| Error::data(format!("--norms-column '{c}': {e}")))?;
+            (col.y, format!("column {c}"))
+        }
+        NormsSource::File(p) => {
+            let v = read_norms_file(p)?;
+            let rows = n + n_test;
+            if v.len() != rows {
+                return Err(Error::data(format!(
+                    "--norms {} has {} values but {csv} has {rows} rows; give one norm per row",
+                    p.display(),
+                    v.len()
+                )));
+            }
+            let v = match &split {
+                Some(sp) => training_part(v, sp)?,
+                None => v,
+            };
+            (v, format!("file {}", p.display()))
+        }
+    };
+    if let Some((i, v)) = g
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
+    {
+        return Err(Error::data(format!(
+            "per-sample norm of row {} is {v}; norms must be finite and >= 0",
+            i + 1
+        )));
+    }
+    // The range check runs before RNMM, so a range that misses the data stops the command
+    // before the selection is released.
+    let range_check = if check_epsilon == 0.0 {
+        None
+    } else {
+        let rc = range_check(
+            &g,
+            lo,
+            hi,
+            check_epsilon,
+            &mut stream(req.seed, 2, Purpose::Mechanism),
+        )?;
+        if rc.misses() {
+            let noisy_std = standardization
+                .as_ref()
+                .map(|s| s.relative_noise())
+                .filter(|r| *r > crate::privacy::standardize::NOISY_WARNING);
+            let fix = match (&req.norms, noisy_std) {
+                (NormsSource::Lipschitz, _) if !req.standardize => {
+                    "standardize the features (drop --no-standardize), or give --lo and --hi \
+                     that cover the G_i"
+                        .to_string()
+                }
+                (_, Some(r)) => format!(
+                    "the private standardization is mostly noise at this budget (noise sd / \
+                     noisy count = {r:.2}): give --public-scales or --feature-bounds, or raise \
+                     --std-share or --epsilon"
+                ),
+                _ => "give --lo and --hi that cover the per-sample values".to_string(),
+            };
+            return Err(Error::param(format!(
+                "the candidate range [{lo:.4}, {hi:.4}] misses the data: a private count \
+                 (eps = {}) puts about {:.0} of the {} values outside it, so RNMM would select \
+                 noise; {fix}",
+                crate::error::fmt_num(check_epsilon),
+                rc.noisy_outside.max(0.0),
+                rc.n
+            )));
+        }
+        Some(rc)
+    };
+    let check_eps = range_check.as_ref().map_or(0.0, |c| c.epsilon);
+    let rnmm_epsilon = share * req.epsilon;
+    let rc = RnmmConfig {
+        epsilon: rnmm_epsilon,
+        lo,
+        hi,
+        grid_size: req.grid_size,
+        target_count: 1,
+    };
+    let sel = private_min_lipschitz(&g, &rc, &mut stream(req.seed, 0, Purpose::Mechanism))?;
     let q = batch / n as f64;
     // Basic composition (Dwork & Roth 2014, Theorem 3.16): standardization (eps_std, delta_std),
-    // RNMM (eps_RNMM, 0), DP-SGD (eps - eps_std - eps_RNMM, delta - delta_std).
-    let dpsgd_epsilon = req.epsilon - std_epsilon - rnmm_epsilon;
+    // range check (eps_check, 0), RNMM (eps_RNMM, 0), DP-SGD (the rest).
+    let dpsgd_epsilon = req.epsilon - std_epsilon - check_eps - rnmm_epsilon;
     let dpsgd_delta = req.delta - std_delta;
     if !(dpsgd_epsilon > 0.0 && dpsgd_delta > 0.0) {
         return Err(Error::param(format!(
-            "--epsilon {} leaves {dpsgd_epsilon} for DP-SGD after standardization ({std_epsilon}) \
-             and RNMM ({rnmm_epsilon}); lower --std-share or --share",
+            "--epsilon {} leaves {dpsgd_epsilon} for DP-SGD after standardization ({std_epsilon}), \
+             the range check ({check_eps}) and RNMM ({rnmm_epsilon}); lower --std-share, \
+             --check-epsilon or --share",
             req.epsilon
         )));
     }
     // The calibration names the accountant whose number it is (RDP where the PLD fell back).
-    let calibration = crate::privacy::calibrate::calibrate(
-        crate::privacy::AccountantKind::parse(&req.accountant)?,
-        q,
-        steps,
-        dpsgd_epsilon,
-        dpsgd_delta,
-    )?;
+    let calibration =
+        crate::privacy::calibrate::calibrate(kind, q, steps, dpsgd_epsilon, dpsgd_delta)?;
     let z = calibration.z;
     // The calibration stops searching below z = 1e-6 (`calibrate_noise`) and returns the end of
     // its bracket: a z this small means the budget is met by no noise worth the name, and would
@@ -433,6 +592,8 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         csv,
         label: req.label.clone(),
         n,
+        split,
+        n_test,
         d: data.d,
         loss: req.loss.clone(),
         norms_source: source,
@@ -443,7 +604,8 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         dpsgd_epsilon,
         dpsgd_delta,
         standardization,
-        total_epsilon: std_epsilon + rnmm_epsilon + dpsgd_epsilon,
+        range_check,
+        total_epsilon: std_epsilon + check_eps + rnmm_epsilon + dpsgd_epsilon,
         total_delta: std_delta + dpsgd_delta,
         candidates_lo: lo,
         candidates_hi: hi,

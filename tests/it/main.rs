@@ -22,6 +22,7 @@ mod losses;
 mod lower_bound;
 mod privacy;
 mod readme;
+mod recommend_budget;
 mod results_file;
 mod schedule;
 mod simulations;
