@@ -9,7 +9,7 @@ use super::probability::NO_POWER;
 use super::probability::Probability;
 use super::results::CellResult;
 use super::spec::fmt_k;
-use super::verdict::{BAND, Role, SeriesSummary, SpecSummary, reps_of, sig};
+use super::verdict::{BAND, DO_NOTHING, Role, SeriesSummary, SpecSummary, reps_of, sig};
 
 pub(crate) fn fmt_fit(f: &Option<Fit>) -> String {
     match f {
@@ -128,19 +128,21 @@ Lower bounds: 'tight' (interval within {BAND} of 1 - 1/k), 'consistent', 'not ti
     )
 }
 
-/// One line per theorem: how many series got each verdict, heavy-tailed series and controls
-/// apart.
+/// One line per theorem: the series under each verdict (controls named as such).
 pub fn theorem_summary(summaries: &[SpecSummary]) -> String {
     let mut by: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for s in summaries {
         for x in &s.series {
             let v = x.verdict.to_string();
-            let class = v
+            let mut class = v
                 .split([';', '(', ':'])
                 .next()
                 .unwrap_or("")
                 .trim()
                 .to_string();
+            if v.ends_with(DO_NOTHING) {
+                class.push_str(", which a do-nothing algorithm earns too");
+            }
             let who = format!("{} {}", s.spec, x.label);
             by.entry(format!("Thm {}", s.theorem))
                 .or_default()

@@ -218,7 +218,8 @@ impl Verdict {
     }
 }
 
-const DO_NOTHING: &str = "; a do-nothing algorithm earns the same";
+/// The suffix of a verdict that the do-nothing risk would earn too.
+pub const DO_NOTHING: &str = "; a do-nothing algorithm earns the same";
 
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
