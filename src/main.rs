@@ -72,17 +72,9 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = match parse() {
-        Ok(c) => c,
-        Err(e) if !e.use_stderr() => e.exit(),
-        Err(e) => {
-            // One line, like every other error: clap's first line, which names the argument.
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("error: bad arguments");
-            eprintln!("{first}");
-            std::process::exit(2);
-        }
-    };
+    // Usage errors as clap formats them (which argument, the "similar subcommand" tip, the
+    // `--help` hint) on stderr with exit code 2; `--help` and `--version` on stdout with 0.
+    let cli = parse().unwrap_or_else(|e| e.exit());
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),
         Command::Data(a) => cli::data::run(a),

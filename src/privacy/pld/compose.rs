@@ -91,7 +91,7 @@ pub(super) fn no_pld_message(why: NoPld, q: f64, z: f64, steps: usize, delta: f6
     );
     match why {
         NoPld::Memory => format!(
-            "{what} with its truncated tails within delta * {TAIL_SHARE} fits in {} at no discretization <= {PLD_MAX_DISCRETIZATION}",
+            "{what}, with its truncated tails within delta * {TAIL_SHARE}, does not fit in {} at any discretization <= {PLD_MAX_DISCRETIZATION}",
             crate::limits::fmt_bytes(PLD_MEMORY_BOUND)
         ),
         NoPld::Range => format!(

@@ -391,8 +391,9 @@ impl PldAccountant {
         let h = up.grid.discretization;
         let note = (h > self.discretization).then(|| {
             format!(
-                "PLD discretization coarsened from {} to {h} to stay within {}",
-                self.discretization,
+                "PLD discretization coarsened from {} to {} to stay within {}",
+                crate::error::fmt_num(self.discretization),
+                crate::error::fmt_num(h),
                 crate::limits::fmt_bytes(PLD_MEMORY_BOUND)
             )
         });
