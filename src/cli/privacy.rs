@@ -36,7 +36,12 @@ pub enum PrivacyCommand {
 #[group(skip)]
 pub struct RunShape {
     /// Poisson sampling rate q = b / n, in (0, 1] (with --steps).
-    #[arg(long = "sample-rate", visible_alias = "q", group = "form", requires = "steps")]
+    #[arg(
+        long = "sample-rate",
+        visible_alias = "q",
+        group = "form",
+        requires = "steps"
+    )]
     pub q: Option<f64>,
     /// Number of steps T (with --sample-rate).
     #[arg(long, requires = "q")]
@@ -53,6 +58,15 @@ pub struct RunShape {
 }
 
 impl RunShape {
+    /// The epochs form's inputs in a `--json` object (nothing for --sample-rate/--steps).
+    fn add_json(&self, o: &mut serde_json::Value) {
+        if let (Some(e), Some(b), Some(n)) = (self.epochs, self.batch_size, self.n) {
+            o["epochs"] = json!(e);
+            o["batch_size"] = json!(b);
+            o["n"] = json!(n);
+        }
+    }
+
     /// (q, T), and for the epochs form the line that says how they were derived.
     fn resolve(&self) -> Result<(f64, usize, Option<String>)> {
         match (self.q, self.steps, self.epochs, self.batch_size, self.n) {
@@ -178,11 +192,7 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
     }
     if a.json {
         let mut o = r.to_json();
-        if let (Some(e), Some(b), Some(n)) = (a.shape.epochs, a.shape.batch_size, a.shape.n) {
-            o["epochs"] = json!(e);
-            o["batch_size"] = json!(b);
-            o["n"] = json!(n);
-        }
+        a.shape.add_json(&mut o);
         println!("{o}");
         return Ok(());
     }
@@ -240,9 +250,9 @@ fn phases(a: &EpsilonArgs, kind: AccountantKind) -> Result<()> {
         .collect();
     let r = match kind {
         AccountantKind::Rdp => RdpAccountant::default().epsilon_phases(&phases, a.delta)?,
-        AccountantKind::Pld => bail!(
-            "--phase with --accountant pld is not supported yet; use --accountant rdp"
-        ),
+        AccountantKind::Pld => {
+            bail!("--phase with --accountant pld is not supported yet; use --accountant rdp")
+        }
     };
     if a.json {
         let ph: Vec<_> = phases
@@ -297,9 +307,7 @@ fn calibrate(a: &CalibrateArgs) -> Result<()> {
         );
     }
     if a.json {
-        println!(
-            "{}",
-            json!({
+        let mut o = json!({
                 "accountant": cal.achieved.label(),
                 "rdp_fallback": cal.achieved.by != kind,
                 "note": cal.achieved.note,
@@ -311,11 +319,9 @@ fn calibrate(a: &CalibrateArgs) -> Result<()> {
                 "noise_multiplier": z,
                 "nu_eff": nu,
                 "seconds": secs,
-                "epochs": a.shape.epochs,
-                "batch_size": a.shape.batch_size,
-                "n": a.shape.n,
-            })
-        );
+        });
+        a.shape.add_json(&mut o);
+        println!("{o}");
     } else {
         if let Some(line) = derived {
             println!("{line}");
