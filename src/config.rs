@@ -175,6 +175,20 @@ mod tests {
         );
     }
 
+    /// A table passed from Python is named "config": the message is not labelled twice, and it
+    /// names the key to add as a dotted path.
+    #[test]
+    fn an_unnamed_config_is_labelled_once() {
+        let text = "seed = 1\n[data]\nsource = \"csv\"\npath = \"a.csv\"\nlabel = \"y\"\n\
+                    split = { test_fraction = 0.2 }\n";
+        for origin in ["config", ""] {
+            let e = from_toml_str::<TrainConfig>(text, origin)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(e, "config: line 2: missing field `data.split.seed`", "{origin}");
+        }
+    }
+
     /// A bad accountant name fails when the config is read, before any data is built (the CSV
     /// named here does not exist), as one line naming the file and the line.
     #[test]

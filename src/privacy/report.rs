@@ -101,6 +101,7 @@ impl EpsilonReport {
             // error is null where the RDP fallback was used, epsilon_lower where no grid fits.
             o["error"] = json_num(p.error);
             o["tail_error"] = json_num(p.tail_error);
+            o["epsilon_upper"] = json_num(self.epsilon);
             o["epsilon_lower"] = lower.map_or(Value::Null, json_num);
             o["discretization"] = json!(p.grid.map(|g| g.discretization));
             o["rdp_fallback"] = json!(p.rdp_fallback);

@@ -25,3 +25,4 @@ mod schedule;
 mod simulations;
 mod step_clip;
 mod theory;
+mod usage;
