@@ -181,20 +181,27 @@ pub fn run(args: &PrivacyArgs) -> Result<()> {
 
 fn epsilon(a: &EpsilonArgs) -> Result<()> {
     let kind = AccountantKind::parse(&a.accountant)?;
-    if !a.phase.is_empty() {
-        return phases(a, kind);
-    }
-    let (q, steps, derived) = a.shape.resolve()?;
-    let z = a.z.unwrap_or(f64::NAN);
-    let r = EpsilonReport::compute(kind, &RdpAccountant::default(), q, steps, z, a.delta)?;
-    if let (Some(line), false) = (&derived, a.json) {
-        println!("{line}");
-    }
+    let (phases, derived) = if a.phase.is_empty() {
+        let (q, steps, derived) = a.shape.resolve()?;
+        let z = a.z.unwrap_or(f64::NAN);
+        (vec![Phase { q, z, steps }], derived)
+    } else {
+        let phases = a
+            .phase
+            .iter()
+            .map(|s| s.parse::<Phase>())
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        (phases, None)
+    };
+    let r = EpsilonReport::compute_phases(kind, &RdpAccountant::default(), &phases, a.delta)?;
     if a.json {
         let mut o = r.to_json();
         a.shape.add_json(&mut o);
         println!("{o}");
         return Ok(());
+    }
+    if let Some(line) = &derived {
+        println!("{line}");
     }
     let (how, detail) = match (r.order, &r.pld) {
         (Some(ord), _) => ("RDP".to_string(), format!("optimal RDP order {ord}")),
@@ -217,12 +224,25 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
         }
         _ => (String::new(), String::new()),
     };
+    let run = match phases.as_slice() {
+        [p] => format!("q = {}, T = {}, z = {}", f(p.q), p.steps, f(p.z)),
+        _ => {
+            let list: Vec<String> = phases
+                .iter()
+                .map(|p| format!("(q = {}, z = {}, T = {})", f(p.q), f(p.z), p.steps))
+                .collect();
+            format!(
+                "{} phases composed, T = {} in all: {}",
+                phases.len(),
+                r.steps,
+                list.join(", ")
+            )
+        }
+    };
     println!(
-        "epsilon = {} ({how}) at delta = {} for q = {}, T = {steps}, z = {}",
+        "epsilon = {} ({how}) at delta = {} for {run}",
         f(r.epsilon),
-        f(a.delta),
-        f(q),
-        f(z)
+        f(a.delta)
     );
     if !detail.is_empty() {
         println!("{detail}");
@@ -232,53 +252,6 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
     }
     if let Some(note) = r.pld.as_ref().and_then(|p| p.0.note.as_ref()) {
         println!("note: {note}");
-    }
-    Ok(())
-}
-
-/// `privacy epsilon --phase ... --phase ...`: the phases composed in one account.
-fn phases(a: &EpsilonArgs, kind: AccountantKind) -> Result<()> {
-    let phases = a
-        .phase
-        .iter()
-        .map(|s| s.parse::<Phase>())
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let steps: usize = phases.iter().map(|p| p.steps).sum();
-    let list: Vec<String> = phases
-        .iter()
-        .map(|p| format!("(q = {}, z = {}, T = {})", f(p.q), f(p.z), p.steps))
-        .collect();
-    let r = match kind {
-        AccountantKind::Rdp => RdpAccountant::default().epsilon_phases(&phases, a.delta)?,
-        AccountantKind::Pld => {
-            bail!("--phase with --accountant pld is not supported yet; use --accountant rdp")
-        }
-    };
-    if a.json {
-        let ph: Vec<_> = phases
-            .iter()
-            .map(|p| json!({"sample_rate": p.q, "noise_multiplier": p.z, "steps": p.steps}))
-            .collect();
-        println!(
-            "{}",
-            json!({
-                "accountant": kind.as_str(),
-                "epsilon": num(r.epsilon),
-                "order": r.order,
-                "delta": a.delta,
-                "steps": steps,
-                "phases": ph,
-            })
-        );
-    } else {
-        println!(
-            "epsilon = {} (RDP, optimal order {}) at delta = {} for {} phases composed, T = {steps} in all: {}",
-            f(r.epsilon),
-            r.order,
-            f(a.delta),
-            phases.len(),
-            list.join(", ")
-        );
     }
     Ok(())
 }
