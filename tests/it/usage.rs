@@ -135,3 +135,55 @@ fn target_noise_defaults_to_rdp() {
     assert_eq!(out.last_json()["privacy"]["accountant"], "rdp");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The PLD composes phases as dp_accounting's `ComposedDpEvent`: two halves of T steps are one
+/// run of T within the stated error estimate, and (q 0.01, z 1, T 1000) then (q 0.02, z 0.8,
+/// T 500) at delta 1e-5 matches dp_accounting 0.6's PLD (value_discretization_interval 1e-4):
+/// 5.014670311671473, within our error estimate plus 2e-6 relative; the certified lower bound
+/// lies below it.
+#[test]
+fn pld_phases_match_one_run_and_dp_accounting() {
+    let pld = ["--accountant", "pld"];
+    let one = epsilon_json(&[&["--q", "0.01", "--steps", "2000", "--z", "1"][..], &pld].concat());
+    let halves = epsilon_json(
+        &[
+            &[
+                "--phase",
+                "q=0.01,z=1,steps=1000",
+                "--phase",
+                "q=0.01,z=1,steps=1000",
+            ][..],
+            &pld,
+        ]
+        .concat(),
+    );
+    let (a, b, err) = (
+        one["epsilon"].as_f64().unwrap(),
+        halves["epsilon"].as_f64().unwrap(),
+        one["error"].as_f64().unwrap(),
+    );
+    assert!((a - b).abs() <= err, "{a} vs {b} (error {err})");
+    let two = epsilon_json(
+        &[
+            &[
+                "--phase",
+                "q=0.01,z=1.0,steps=1000",
+                "--phase",
+                "q=0.02,z=0.8,steps=500",
+            ][..],
+            &pld,
+        ]
+        .concat(),
+    );
+    let theirs = 5.014670311671473;
+    let (eps, err) = (
+        two["epsilon"].as_f64().unwrap(),
+        two["error"].as_f64().unwrap(),
+    );
+    assert!(
+        (eps - theirs).abs() <= err + 2e-6 * theirs,
+        "{eps} vs {theirs} (error {err})"
+    );
+    assert!(two["epsilon_lower"].as_f64().unwrap() <= theirs, "{two}");
+    assert_eq!(two["phases"].as_array().map(Vec::len), Some(2));
+}
