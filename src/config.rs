@@ -185,7 +185,10 @@ mod tests {
             let e = from_toml_str::<TrainConfig>(text, origin)
                 .unwrap_err()
                 .to_string();
-            assert_eq!(e, "config: line 2: missing field `data.split.seed`", "{origin}");
+            assert_eq!(
+                e, "config: line 2: missing field `data.split.seed`",
+                "{origin}"
+            );
         }
     }
 

@@ -16,6 +16,7 @@ mod config_fuzz;
 mod data;
 mod dpsgd;
 mod experiment;
+mod help;
 mod lemmas;
 mod losses;
 mod lower_bound;
