@@ -211,9 +211,11 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
                 Some(g) => (
                     format!("PLD upper; certified lower {lower}"),
                     format!(
-                        "PLD discretization {}, error estimate {:.2e}",
+                        "PLD discretization h = {}, error estimate {:.2e}; the lower bound rounds \
+                         every step's loss down to the grid, so it lies about T h / 2 = {} below the true epsilon",
                         f(g.discretization),
-                        p.error
+                        p.error,
+                        f(r.steps as f64 * g.discretization / 2.0)
                     ),
                 ),
                 None => (
