@@ -14,40 +14,22 @@ fn epsilon_json(args: &[&str]) -> serde_json::Value {
     out.last_json()
 }
 
+/// Opacus' example run: 30 epochs of batch 256 over 60000 samples.
+const EPOCHS: [&str; 6] = ["--epochs", "30", "--batch-size", "256", "--n", "60000"];
+
 /// --epochs 30 --batch-size 256 --n 60000 is q = 256/60000 and T = ceil(7031.25) = 7032: the same
 /// epsilon as --sample-rate/--steps at those values, and the text says which q and T were used.
 /// --delta defaults to 1e-5.
 #[test]
 fn epochs_batch_size_and_n_give_q_and_t() {
-    let by_epochs = epsilon_json(&[
-        "--epochs",
-        "30",
-        "--batch-size",
-        "256",
-        "--n",
-        "60000",
-        "--z",
-        "1.1",
-    ]);
+    let by_epochs = epsilon_json(&[&EPOCHS[..], &["--z", "1.1"]].concat());
     assert_eq!(by_epochs["steps"], 7032);
     assert_eq!(by_epochs["sample_rate"].as_f64().unwrap(), 256.0 / 60000.0);
     assert_eq!(by_epochs["delta"].as_f64().unwrap(), 1e-5);
     let q = format!("{}", 256.0 / 60000.0);
     let by_q = epsilon_json(&["--q", &q, "--steps", "7032", "--z", "1.1"]);
     assert_eq!(by_epochs["epsilon"], by_q["epsilon"]);
-    let text = cli([
-        "privacy",
-        "calibrate",
-        "--epsilon",
-        "2",
-        "--epochs",
-        "30",
-        "--batch-size",
-        "256",
-        "--n",
-        "60000",
-    ])
-    .stdout;
+    let text = cli([&["privacy", "calibrate", "--epsilon", "2"][..], &EPOCHS].concat()).stdout;
     assert!(
         text.contains("q = B / N = 0.004267, T = ceil(E N / B) = 7032"),
         "{text}"
