@@ -447,6 +447,22 @@ impl PldAccountant {
 mod tests {
     use super::*;
 
+    /// Issue users-2: the fallback note says "does not fit" and prints z in 7 significant
+    /// digits (it printed z = 1e-160 with 160 zeros and said "fits").
+    #[test]
+    fn the_fallback_note_is_readable_and_says_does_not_fit() {
+        let phase = Phase {
+            q: 0.5,
+            z: 1e-160,
+            steps: 10,
+        };
+        let m = no_pld_message(NoPld::Memory, &[phase], 1e-5);
+        assert!(
+            m.contains("does not fit in") && m.contains("z = 1.000000e-160") && m.len() < 250,
+            "{m}"
+        );
+    }
+
     #[test]
     fn one_step_masses_sum_to_one_in_both_directions() {
         // P'-masses plus the mass at +inf must sum to H'(0) = 1, and Q'-masses plus its +inf mass
