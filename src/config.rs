@@ -64,21 +64,71 @@ pub struct BudgetSpec {
 }
 
 /// Parses TOML text into `T`, turning the parser's multi-line report into one line that names
-/// the file, the line and the problem.
+/// the file, the line, the key (its dotted path from the top of the file, as the user writes
+/// it: "missing field `data.split.seed`") and the problem. `origin` names the file; "" or
+/// "config" (a table passed from Python) is not repeated after the `config:` label, nor is the
+/// line of its TOML rendering given.
 pub fn from_toml_str<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -> Result<T> {
-    toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| {
-                format!(
-                    ":{}",
-                    text[..s.start.min(text.len())].matches('\n').count() + 1
-                )
-            })
-            .unwrap_or_default();
-        let msg = crate::error::readable_numbers(e.message().replace('\n', " ").trim());
-        Error::Config(format!("{origin}{line}: {msg}"))
+    let de = toml::de::Deserializer::parse(text).map_err(|e| toml_error(text, origin, &e, "."))?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut path = e.path().to_string();
+        if path == "data"
+            && let Some(inner) = data_path(text)
+        {
+            path = format!("data.{inner}");
+        }
+        toml_error(text, origin, e.inner(), &path)
     })
+}
+
+/// One line for a TOML error at the dotted key `path` ("." for the top of the file).
+fn toml_error(text: &str, origin: &str, e: &toml::de::Error, path: &str) -> Error {
+    let line = e
+        .span()
+        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let at = match (origin, line) {
+        // A table from Python: its line numbers are those of its TOML rendering; the key says it.
+        ("" | "config", _) => String::new(),
+        (o, Some(l)) => format!("{o}:{l}: "),
+        (o, None) => format!("{o}: "),
+    };
+    let msg = crate::error::readable_numbers(e.message().replace('\n', " ").trim());
+    let field = msg
+        .strip_prefix("missing field `")
+        .and_then(|r| r.split_once('`'));
+    let msg = match (field, path) {
+        (Some((f, rest)), ".") => format!("missing field `{f}`{rest}"),
+        (Some((f, rest)), p) => format!("missing field `{p}.{f}`{rest}"),
+        (None, ".") => msg,
+        (None, p) => format!("{p}: {msg}"),
+    };
+    Error::Config(format!("{at}{msg}"))
+}
+
+/// The dotted path inside `[data]` of the error in `text`'s data table. Serde reads a tagged
+/// enum (the data's `source`) through a buffer that loses the path below it, so the table is
+/// read again as the struct its source names. None where that finds no deeper path.
+fn data_path(text: &str) -> Option<String> {
+    let mut top: toml::Table = toml::from_str(text).ok()?;
+    let toml::Value::Table(mut data) = top.remove("data")? else {
+        return None;
+    };
+    let source = data.remove("source")?;
+    let data = toml::Value::Table(data);
+    let path = match source.as_str()? {
+        "generated" => error_path::<GeneratorSpec>(data),
+        "csv" => error_path::<CsvSpec>(data),
+        "appendix_l" => error_path::<AppendixLSpec>(data),
+        _ => None,
+    }?;
+    (path != ".").then_some(path)
+}
+
+/// The dotted path of the error of reading `v` as `V`, if any.
+fn error_path<V: serde::de::DeserializeOwned>(v: toml::Value) -> Option<String> {
+    serde_path_to_error::deserialize::<_, V>(v)
+        .err()
+        .map(|e| e.path().to_string())
 }
 
 /// Reads and parses a TOML file.
@@ -157,6 +207,20 @@ mod tests {
         );
     }
 
+    /// A table passed from Python is named "config": the message is not labelled twice, and it
+    /// names the key to add as a dotted path.
+    #[test]
+    fn an_unnamed_config_is_labelled_once() {
+        let text = "seed = 1\n[data]\nsource = \"csv\"\npath = \"a.csv\"\nlabel = \"y\"\n\
+                    split = { test_fraction = 0.2 }\n";
+        for origin in ["config", ""] {
+            let e = from_toml_str::<TrainConfig>(text, origin)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(e, "config: missing field `data.split.seed`", "{origin}");
+        }
+    }
+
     /// A bad accountant name fails when the config is read, before any data is built (the CSV
     /// named here does not exist), as one line naming the file and the line.
     #[test]
@@ -169,7 +233,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("config: run.toml:13: unknown accountant 'moments'"),
+            e.starts_with("config: run.toml:13: dpsgd.noise: unknown accountant 'moments'"),
             "{e}"
         );
         assert!(!e.contains('\n'), "{e}");

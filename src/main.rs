@@ -41,8 +41,6 @@ enum Command {
     /// Gaussian DP (a one-sided lower confidence bound on mu from the mean shift of the
     /// likelihood-ratio statistic over all trials, converted at delta; exact at q = 1, a CLT
     /// approximation with subsampling).
-    ///
-    /// Example: dpsgd-lab audit --q 1 --steps 100 --epsilon 2 --delta 1e-5 --trials 100000
     Audit(cli::audit::AuditArgs),
     /// Clip-norm study (Section 5.2, Figure 1, Tables 3-7): accuracy against tau.
     Clipnorm(Box<cli::clipnorm::ClipnormArgs>),
@@ -54,13 +52,152 @@ enum Command {
     Merge(cli::merge::MergeArgs),
 }
 
+/// The examples that end each command's `--help`, by command path; each runs as printed from
+/// the repository root (tests/it/help.rs runs the quick ones).
+const EXAMPLES: &[(&str, &[&str])] = &[
+    (
+        "",
+        &[
+            "dpsgd-lab verify",
+            "dpsgd-lab privacy epsilon --epochs 30 --batch-size 256 --n 60000 --z 1.1",
+        ],
+    ),
+    (
+        "train",
+        &[
+            "dpsgd-lab train --config simulations/example.toml",
+            "dpsgd-lab train --config simulations/example.toml --accountant pld --json",
+        ],
+    ),
+    (
+        "data",
+        &["dpsgd-lab data describe --csv data/wine.csv --label target"],
+    ),
+    (
+        "data describe",
+        &[
+            "dpsgd-lab data describe --csv data/wine.csv --label target --standardize",
+            "dpsgd-lab data describe --generator simulations/generator_pareto.toml --loss huber",
+        ],
+    ),
+    (
+        "data generate",
+        &[
+            "dpsgd-lab data generate --generator simulations/generator_pareto.toml --out /tmp/pareto.csv",
+        ],
+    ),
+    (
+        "lower-bound",
+        &["dpsgd-lab lower-bound --n 1000 10000 --d 8 --k 2 --eps 1 --delta 1e-5"],
+    ),
+    (
+        "theory",
+        &["dpsgd-lab theory phi --n 10000 --d 20 --eps 1 --delta 1e-5 --nu 1"],
+    ),
+    (
+        "theory schedule",
+        &[
+            "dpsgd-lab theory schedule --theorem J.1 --phi 0.01 --k 3 --G 1 --gamma 0.5 --C 1 --dist0 1",
+            "dpsgd-lab theory schedule --theorem 6.5 --n 10000 --d 20 --eps 1 --delta 1e-5 --nu 1 --k 3 --G 1 --D 1 --dist0 1 --C 1",
+        ],
+    ),
+    (
+        "theory phi",
+        &[
+            "dpsgd-lab theory phi --n 10000 --d 20 --eps 1 --delta 1e-5 --nu 1",
+            "dpsgd-lab theory phi --d 20 --eps 1 --delta 1e-5 --nu 1 --phi 0.01",
+        ],
+    ),
+    (
+        "theory alpha",
+        &["dpsgd-lab theory alpha --config simulations/example.toml --tau 1 --starts 4 --iters 50"],
+    ),
+    (
+        "privacy",
+        &["dpsgd-lab privacy epsilon --q 0.01 --steps 10000 --z 1 --accountant pld"],
+    ),
+    (
+        "privacy epsilon",
+        &[
+            "dpsgd-lab privacy epsilon --epochs 30 --batch-size 256 --n 60000 --z 1.1",
+            "dpsgd-lab privacy epsilon --phase q=0.01,z=1.0,steps=1000 --phase q=0.02,z=0.8,steps=500",
+        ],
+    ),
+    (
+        "privacy calibrate",
+        &[
+            "dpsgd-lab privacy calibrate --epsilon 2 --epochs 30 --batch-size 256 --n 60000",
+            "dpsgd-lab privacy calibrate --epsilon 2 --q 0.01 --steps 1000 --accountant pld",
+        ],
+    ),
+    (
+        "privacy zcdp",
+        &["dpsgd-lab privacy zcdp --epsilon 1 --delta 1e-5"],
+    ),
+    (
+        "audit",
+        &[
+            "dpsgd-lab audit --q 1 --steps 10 --z 1 --trials 1000",
+            "dpsgd-lab audit --q 1 --steps 100 --epsilon 2 --trials 100000",
+        ],
+    ),
+    (
+        "clipnorm",
+        &[
+            "dpsgd-lab clipnorm recommend --csv data/wine.csv --label target --epsilon 2",
+            "dpsgd-lab clipnorm --config simulations/clipnorm_wine.toml --quick",
+        ],
+    ),
+    (
+        "clipnorm recommend",
+        &["dpsgd-lab clipnorm recommend --csv data/wine.csv --label target --epsilon 2"],
+    ),
+    (
+        "run",
+        &[
+            "dpsgd-lab run simulations/thm62_j1_huber.toml",
+            "dpsgd-lab run simulations/thm62_j1_huber.toml --shard 1/2",
+        ],
+    ),
+    (
+        "verify",
+        &["dpsgd-lab verify", "dpsgd-lab verify --only huber"],
+    ),
+    (
+        "merge",
+        &[
+            "dpsgd-lab run simulations/thm62_j1_huber.toml --shard 1/2",
+            "dpsgd-lab run simulations/thm62_j1_huber.toml --shard 2/2",
+            "dpsgd-lab merge simulations/thm62_j1_huber.toml",
+        ],
+    ),
+];
+
+/// Ends the `--help` of `cmd` (at command path `path`) and of its subcommands with their
+/// [`EXAMPLES`].
+fn examples(mut cmd: clap::Command, path: &str) -> clap::Command {
+    if let Some((_, lines)) = EXAMPLES.iter().find(|(p, _)| *p == path) {
+        let lines: Vec<String> = lines.iter().map(|l| format!("  {l}")).collect();
+        cmd = cmd.after_help(format!("Examples:\n{}", lines.join("\n")));
+    }
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in names {
+        let sub = format!("{path} {name}");
+        cmd = cmd.mut_subcommand(&name, |s| examples(s, sub.trim_start()));
+    }
+    cmd
+}
+
 /// Negative numbers are values everywhere (`--z -1`), so that the error names the flag.
 fn negatives(cmd: clap::Command) -> clap::Command {
     cmd.allow_negative_numbers(true).mut_subcommands(negatives)
 }
 
 fn parse() -> Result<Cli, clap::Error> {
-    let matches = negatives(Cli::command()).try_get_matches()?;
+    let matches = examples(negatives(Cli::command()), "").try_get_matches()?;
     Cli::from_arg_matches(&matches)
 }
 
@@ -72,17 +209,9 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = match parse() {
-        Ok(c) => c,
-        Err(e) if !e.use_stderr() => e.exit(),
-        Err(e) => {
-            // One line, like every other error: clap's first line, which names the argument.
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("error: bad arguments");
-            eprintln!("{first}");
-            std::process::exit(2);
-        }
-    };
+    // Usage errors as clap formats them (which argument, the "similar subcommand" tip, the
+    // `--help` hint) on stderr with exit code 2; `--help` and `--version` on stdout with 0.
+    let cli = parse().unwrap_or_else(|e| e.exit());
     let result = match &cli.command {
         Command::Train(a) => cli::train::run(a),
         Command::Data(a) => cli::data::run(a),

@@ -23,7 +23,7 @@ pub struct AuditArgs {
     #[arg(long = "noise-multiplier", visible_alias = "z")]
     pub z: Option<f64>,
     /// delta of the claim and of the lower bounds, in (0, 1).
-    #[arg(long, default_value_t = 1e-5)]
+    #[arg(long, default_value = "1e-5")]
     pub delta: f64,
     /// Accountant that calibrates z from --epsilon: pld (tight) or rdp.
     #[arg(long, default_value = "pld")]

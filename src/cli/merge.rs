@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
+use dpsgd_lab::error::Error;
 use dpsgd_lab::experiment::{self, Scale, Spec, report};
 
 /// Merge the shards of a run into exactly what an unsharded run writes.
@@ -24,7 +25,11 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     let scale = if args.full { Scale::Full } else { Scale::Quick };
     let spec = Spec::load(&args.spec, scale)?;
     let out = super::run::out_dir(&spec, args.out.as_deref());
-    let cells = experiment::merge(&spec, &out)?;
+    // The shards, not the spec, are what is wrong here: no `config:` label.
+    let cells = experiment::merge(&spec, &out).map_err(|e| match e {
+        Error::Config(m) => anyhow::anyhow!("merge: {m}"),
+        e => e.into(),
+    })?;
     let summary = experiment::finalize(&spec, &cells, &out, None)?;
     print!("{}", report::text_table(&report::table_rows(&summary)));
     println!(

@@ -2,11 +2,15 @@
 //! Gaussian mechanism of Algorithm 1.
 
 use anyhow::{Result, bail};
-use clap::{Args, Subcommand};
+use clap::{ArgGroup, Args, Subcommand};
 use serde_json::json;
 
 use dpsgd_lab::privacy::report::{EpsilonReport, json_num as num};
-use dpsgd_lab::privacy::{AccountantKind, RdpAccountant, nu_eff, zcdp};
+use dpsgd_lab::privacy::{AccountantKind, Phase, RdpAccountant, nu_eff, steps_from_epochs, zcdp};
+
+/// The delta of every privacy command that takes one, unless given (as `clipnorm recommend`,
+/// `audit` and `train`).
+const DEFAULT_DELTA: &str = "1e-5";
 
 /// Privacy accounting: epsilon of a run, or the noise needed for a target.
 #[derive(Debug, Args)]
@@ -17,7 +21,8 @@ pub struct PrivacyArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum PrivacyCommand {
-    /// Epsilon spent by T steps at sampling rate q and noise multiplier z.
+    /// Epsilon spent by T steps at sampling rate q and noise multiplier z (q and T also from
+    /// epochs, batch size and n), or by phases with different (q, z, T) composed.
     Epsilon(EpsilonArgs),
     /// The smallest noise multiplier z reaching a target (epsilon, delta), and nu_eff.
     Calibrate(CalibrateArgs),
@@ -25,19 +30,82 @@ pub enum PrivacyCommand {
     Zcdp(ZcdpArgs),
 }
 
+/// How long the run is: `--sample-rate Q --steps T`, or `--epochs E --batch-size B --n N`
+/// (q = B / N, T = ceil(E N / B)).
 #[derive(Debug, Args)]
+#[group(skip)]
+pub struct RunShape {
+    /// Poisson sampling rate q = b / n, in (0, 1] (with --steps).
+    #[arg(
+        long = "sample-rate",
+        visible_alias = "q",
+        group = "form",
+        requires = "steps"
+    )]
+    pub q: Option<f64>,
+    /// Number of steps T (with --sample-rate).
+    #[arg(long, requires = "q")]
+    pub steps: Option<usize>,
+    /// Epochs E, instead of --sample-rate/--steps: T = ceil(E N / B) (with --batch-size, --n).
+    #[arg(long, group = "form", requires_all = ["batch_size", "n"])]
+    pub epochs: Option<f64>,
+    /// Expected batch size B (with --epochs): q = B / N.
+    #[arg(long, requires = "epochs")]
+    pub batch_size: Option<usize>,
+    /// Data set size N (with --epochs).
+    #[arg(long, requires = "epochs")]
+    pub n: Option<usize>,
+}
+
+impl RunShape {
+    /// The epochs form's inputs in a `--json` object (nothing for --sample-rate/--steps).
+    fn add_json(&self, o: &mut serde_json::Value) {
+        if let (Some(e), Some(b), Some(n)) = (self.epochs, self.batch_size, self.n) {
+            o["epochs"] = json!(e);
+            o["batch_size"] = json!(b);
+            o["n"] = json!(n);
+        }
+    }
+
+    /// (q, T), and for the epochs form the line that says how they were derived.
+    fn resolve(&self) -> Result<(f64, usize, Option<String>)> {
+        match (self.q, self.steps, self.epochs, self.batch_size, self.n) {
+            (Some(q), Some(t), ..) => Ok((q, t, None)),
+            (_, _, Some(e), Some(b), Some(n)) => {
+                let (q, t) = steps_from_epochs(e, b, n)?;
+                let line = format!(
+                    "--epochs {} --batch-size {b} --n {n}: q = B / N = {}, T = ceil(E N / B) = {t}",
+                    f(e),
+                    f(q)
+                );
+                Ok((q, t, Some(line)))
+            }
+            // clap's groups require one complete form.
+            _ => bail!("give --sample-rate and --steps, or --epochs, --batch-size and --n"),
+        }
+    }
+}
+
+/// Epsilon of a run: one phase (q, T, z), or several `--phase` composed in one account.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("form").required(true)))]
 pub struct EpsilonArgs {
     /// Noise multiplier z (noise std / clip norm on the sum of clipped gradients).
-    #[arg(long = "noise-multiplier", visible_alias = "z")]
-    pub z: f64,
-    /// Poisson sampling rate q = b / n, in (0, 1].
-    #[arg(long = "sample-rate", visible_alias = "q")]
-    pub q: f64,
-    /// Number of steps T.
-    #[arg(long)]
-    pub steps: usize,
+    #[arg(
+        long = "noise-multiplier",
+        visible_alias = "z",
+        required_unless_present = "phase",
+        conflicts_with = "phase"
+    )]
+    pub z: Option<f64>,
+    #[command(flatten)]
+    pub shape: RunShape,
+    /// A phase q=Q,z=Z,steps=T of a run whose phases differ (repeatable; composed in order,
+    /// instead of --noise-multiplier and the run's length).
+    #[arg(long, group = "form", value_name = "q=Q,z=Z,steps=T")]
+    pub phase: Vec<String>,
     /// Target delta in (0, 1).
-    #[arg(long)]
+    #[arg(long, default_value = DEFAULT_DELTA)]
     pub delta: f64,
     /// rdp or pld (alias prv).
     #[arg(long, default_value = "rdp")]
@@ -47,20 +115,18 @@ pub struct EpsilonArgs {
     pub json: bool,
 }
 
+/// The smallest z reaching a target (epsilon, delta) over a run.
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("form").required(true)))]
 pub struct CalibrateArgs {
     /// Target epsilon > 0.
     #[arg(long)]
     pub epsilon: f64,
     /// Target delta in (0, 1).
-    #[arg(long)]
+    #[arg(long, default_value = DEFAULT_DELTA)]
     pub delta: f64,
-    /// Poisson sampling rate q = b / n, in (0, 1].
-    #[arg(long = "sample-rate", visible_alias = "q")]
-    pub q: f64,
-    /// Number of steps T.
-    #[arg(long)]
-    pub steps: usize,
+    #[command(flatten)]
+    pub shape: RunShape,
     /// rdp or pld (alias prv).
     #[arg(long, default_value = "rdp")]
     pub accountant: String,
@@ -75,7 +141,7 @@ pub struct ZcdpArgs {
     #[arg(long)]
     pub epsilon: f64,
     /// delta in (0, 1) of the (epsilon, delta)-DP guarantee.
-    #[arg(long)]
+    #[arg(long, default_value = DEFAULT_DELTA)]
     pub delta: f64,
     /// Print one JSON object (epsilon, delta, xi, rho) on the last line.
     #[arg(long)]
@@ -115,56 +181,96 @@ pub fn run(args: &PrivacyArgs) -> Result<()> {
 
 fn epsilon(a: &EpsilonArgs) -> Result<()> {
     let kind = AccountantKind::parse(&a.accountant)?;
-    let r = EpsilonReport::compute(kind, &RdpAccountant::default(), a.q, a.steps, a.z, a.delta)?;
-    if a.json {
-        println!("{}", r.to_json());
+    let (phases, derived) = if a.phase.is_empty() {
+        let (q, steps, derived) = a.shape.resolve()?;
+        let z = a.z.unwrap_or(f64::NAN);
+        (vec![Phase { q, z, steps }], derived)
     } else {
-        let detail = match (r.order, &r.pld) {
-            (Some(ord), _) => format!("optimal RDP order {ord}"),
-            (_, Some((p, lower))) => match p.grid {
-                Some(g) => format!(
-                    "PLD, discretization {}, error estimate {:.2e}; certified lower bound {}",
-                    f(g.discretization),
-                    p.error,
-                    lower.map_or("none (no grid fits)".to_string(), f)
+        let phases = a
+            .phase
+            .iter()
+            .map(|s| s.parse::<Phase>())
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        (phases, None)
+    };
+    let r = EpsilonReport::compute_phases(kind, &RdpAccountant::default(), &phases, a.delta)?;
+    if a.json {
+        let mut o = r.to_json();
+        a.shape.add_json(&mut o);
+        println!("{o}");
+        return Ok(());
+    }
+    if let Some(line) = &derived {
+        println!("{line}");
+    }
+    let (how, detail) = match (r.order, &r.pld) {
+        (Some(ord), _) => ("RDP".to_string(), format!("optimal RDP order {ord}")),
+        (_, Some((p, lower))) => {
+            let lower = lower.map_or("none (no PLD grid fits)".to_string(), f);
+            match p.grid {
+                Some(g) => (
+                    format!("PLD upper; certified lower {lower}"),
+                    format!(
+                        "PLD discretization h = {}, error estimate {:.2e}; the lower bound rounds \
+                         every step's loss down to the grid, so it lies about T h / 2 = {} below the true epsilon",
+                        f(g.discretization),
+                        p.error,
+                        f(r.steps as f64 * g.discretization / 2.0)
+                    ),
                 ),
-                None => format!(
-                    "RDP fallback of the PLD accountant; PLD certified lower bound {}",
-                    lower.map_or("none (no grid fits)".to_string(), f)
+                None => (
+                    format!("RDP fallback of the PLD accountant; PLD certified lower {lower}"),
+                    String::new(),
                 ),
-            },
-            _ => String::new(),
-        };
-        println!(
-            "epsilon = {} at delta = {} ({detail}) for q = {}, T = {}, z = {}",
-            f(r.epsilon),
-            f(a.delta),
-            f(a.q),
-            a.steps,
-            f(a.z)
-        );
-        if let Some(nu) = r.nu_eff {
-            println!("nu_eff = {}", f(nu));
+            }
         }
-        if let Some(note) = r.pld.as_ref().and_then(|p| p.0.note.as_ref()) {
-            println!("note: {note}");
+        _ => (String::new(), String::new()),
+    };
+    let run = match phases.as_slice() {
+        [p] => format!("q = {}, T = {}, z = {}", f(p.q), p.steps, f(p.z)),
+        _ => {
+            let list: Vec<String> = phases
+                .iter()
+                .map(|p| format!("(q = {}, z = {}, T = {})", f(p.q), f(p.z), p.steps))
+                .collect();
+            format!(
+                "{} phases composed, T = {} in all: {}",
+                phases.len(),
+                r.steps,
+                list.join(", ")
+            )
         }
+    };
+    println!(
+        "epsilon = {} ({how}) at delta = {} for {run}",
+        f(r.epsilon),
+        f(a.delta)
+    );
+    if !detail.is_empty() {
+        println!("{detail}");
+    }
+    if let Some(nu) = r.nu_eff {
+        println!("nu_eff = {}", f(nu));
+    }
+    if let Some(note) = r.pld.as_ref().and_then(|p| p.0.note.as_ref()) {
+        println!("note: {note}");
     }
     Ok(())
 }
 
 fn calibrate(a: &CalibrateArgs) -> Result<()> {
     let kind = AccountantKind::parse(&a.accountant)?;
+    let (q, steps, derived) = a.shape.resolve()?;
     let start = std::time::Instant::now();
-    let cal = dpsgd_lab::privacy::calibrate(kind, a.q, a.steps, a.epsilon, a.delta)?;
+    let cal = dpsgd_lab::privacy::calibrate(kind, q, steps, a.epsilon, a.delta)?;
     let secs = start.elapsed().as_secs_f64();
     let (z, achieved) = (cal.z, cal.achieved.epsilon);
-    let nu = nu_eff(z, a.q, a.steps, a.epsilon, a.delta)?;
+    let nu = nu_eff(z, q, steps, a.epsilon, a.delta)?;
     if !(nu.is_finite() && nu > 0.0 && achieved > 0.0) {
-        if a.q < 1e-12 {
+        if q < 1e-12 {
             bail!(
                 "--q {} is too small: its epsilon is below the accountant's precision",
-                f(a.q)
+                f(q)
             );
         }
         bail!(
@@ -176,23 +282,25 @@ fn calibrate(a: &CalibrateArgs) -> Result<()> {
         );
     }
     if a.json {
-        println!(
-            "{}",
-            json!({
+        let mut o = json!({
                 "accountant": cal.achieved.label(),
                 "rdp_fallback": cal.achieved.by != kind,
                 "note": cal.achieved.note,
                 "epsilon": a.epsilon,
                 "epsilon_achieved": num(achieved),
                 "delta": a.delta,
-                "sample_rate": a.q,
-                "steps": a.steps,
+                "sample_rate": q,
+                "steps": steps,
                 "noise_multiplier": z,
                 "nu_eff": nu,
                 "seconds": secs,
-            })
-        );
+        });
+        a.shape.add_json(&mut o);
+        println!("{o}");
     } else {
+        if let Some(line) = derived {
+            println!("{line}");
+        }
         println!(
             "noise multiplier z = {} reaches epsilon = {} <= {} at delta = {} ({}, q = {}, T = {}, {secs:.2} s)",
             f(z),
@@ -200,8 +308,8 @@ fn calibrate(a: &CalibrateArgs) -> Result<()> {
             f(a.epsilon),
             f(a.delta),
             cal.achieved.label(),
-            f(a.q),
-            a.steps
+            f(q),
+            steps
         );
         println!("nu_eff = {}", f(nu));
         if let Some(note) = &cal.achieved.note {

@@ -15,9 +15,11 @@ use crate::error::{Error, Result, check_open, check_positive};
 ///
 /// In a config it is a string, case-insensitive: "rdp", or "pld" / "prv" (alias) for the tight
 /// accountant; any other name fails the parse with [`AccountantKind::parse`]'s message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum AccountantKind {
-    /// [`crate::privacy::RdpAccountant`] with the default orders and the improved conversion.
+    /// [`crate::privacy::RdpAccountant`] with the default orders and the improved conversion
+    /// (the default, as in every command).
+    #[default]
     Rdp,
     /// [`crate::privacy::PldAccountant`] with the default discretization.
     Pld,
@@ -105,7 +107,8 @@ pub enum NoiseSpec {
         epsilon: f64,
         /// The delta to meet.
         delta: f64,
-        /// The accountant that calibrates z ("rdp" or "pld" in a config).
+        /// The accountant that calibrates z ("rdp" or "pld" in a config; default rdp).
+        #[serde(default)]
         accountant: AccountantKind,
     },
     /// No noise (non-private baseline).

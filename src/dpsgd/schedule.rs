@@ -49,6 +49,8 @@ impl<'de> Deserialize<'de> for StepSchedule {
             Ok(RawSchedule::Text(t)) => Err(D::Error::custom(format!(
                 "\"{t}\" is not a schedule: {FORMS}"
             ))),
+            // A missing key is reported as missing (serde names it), not as a wrong form.
+            Err(e) if e.to_string().starts_with("missing field") => Err(e),
             Err(_) => Err(D::Error::custom(format!("not a schedule: {FORMS}"))),
         }
     }

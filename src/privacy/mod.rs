@@ -1,7 +1,8 @@
 //! Privacy accounting for the Poisson-subsampled Gaussian mechanism of Algorithm 1: an RDP
 //! accountant ([`rdp`]), a tight PLD accountant ([`pld`]), noise calibration and the effective nu
 //! of Theorem 3.4 ([`calibrate()`]), the private minimum of the per-sample Lipschitz constants used
-//! as the clip norm in Section 5.2 ([`min_lipschitz`]), the analytic Gaussian mechanism
+//! as the clip norm in Section 5.2 ([`min_lipschitz`]), runs given by epochs or made of phases
+//! ([`phases`]), the analytic Gaussian mechanism
 //! ([`gaussian`]) and the (eps, delta)-DP -> zCDP conversion of Lemma L.2 ([`zcdp`]).
 //! Derivations and sources: paper_refs/privacy.md.
 
@@ -10,6 +11,7 @@ mod fft;
 pub mod gaussian;
 mod math;
 pub mod min_lipschitz;
+pub mod phases;
 pub mod pld;
 pub mod rdp;
 pub mod report;
@@ -19,6 +21,7 @@ pub mod zcdp;
 
 pub use calibrate::{AccountantKind, Accounted, Calibration, calibrate, calibrate_noise, nu_eff};
 pub use min_lipschitz::{RnmmConfig, RnmmOutput, private_min_lipschitz};
+pub use phases::{Phase, steps_from_epochs};
 pub use pld::{PLD_MEMORY_BOUND, PldAccountant, PldEpsilon, PldGrid, PldUpper, TAIL_SHARE};
 pub use rdp::{Conversion, RdpAccountant, RdpEpsilon};
 

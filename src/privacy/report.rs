@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::{AccountantKind, PldAccountant, PldEpsilon, RdpAccountant, nu_eff};
+use super::{AccountantKind, Phase, PldAccountant, PldEpsilon, RdpAccountant, nu_eff};
 use crate::error::Result;
 
 /// Epsilon of `steps` Poisson-subsampled Gaussian steps, with everything printed beside it.
@@ -21,14 +21,16 @@ pub struct EpsilonReport {
     pub pld: Option<(PldEpsilon, Option<f64>)>,
     /// nu of Thm 3.4 that makes its epsilon equal `epsilon` (None where epsilon is 0 or inf).
     pub nu_eff: Option<f64>,
-    /// Sampling rate q.
+    /// Sampling rate q (NaN for several phases).
     pub q: f64,
-    /// Steps T.
+    /// Steps T (in all, for several phases).
     pub steps: usize,
-    /// Noise multiplier z.
+    /// Noise multiplier z (NaN for several phases).
     pub z: f64,
     /// Target delta.
     pub delta: f64,
+    /// The phases accounted (one for a plain run).
+    pub phases: Vec<Phase>,
 }
 
 impl EpsilonReport {
@@ -41,20 +43,37 @@ impl EpsilonReport {
         z: f64,
         delta: f64,
     ) -> Result<Self> {
+        Self::compute_phases(kind, rdp, &[Phase { q, z, steps }], delta)
+    }
+
+    /// Runs the accountant `kind` on phases with different (q, z, T) run one after the other
+    /// (RDP: the curves added order by order; PLD: the phases' PLDs composed). With more than
+    /// one phase, `q` and `z` are NaN, `steps` is the total and there is no nu_eff.
+    pub fn compute_phases(
+        kind: AccountantKind,
+        rdp: &RdpAccountant,
+        phases: &[Phase],
+        delta: f64,
+    ) -> Result<Self> {
         let (epsilon, order, pld) = match kind {
             AccountantKind::Rdp => {
-                let r = rdp.epsilon(q, steps, z, delta)?;
+                let r = rdp.epsilon_phases(phases, delta)?;
                 (r.epsilon, Some(r.order), None)
             }
             AccountantKind::Pld => {
                 let acc = PldAccountant::default();
-                let r = acc.epsilon(q, steps, z, delta)?;
+                let r = acc.epsilon_phases(phases, delta)?;
                 // The certified lower bound (optimistic discretization), also where the upper
                 // bound fell back to RDP; the inputs were checked by `epsilon`, so an error here
                 // means that no grid fits (reported as none).
-                let lower = acc.epsilon_lower(q, steps, z, delta).ok();
+                let lower = acc.epsilon_lower_phases(phases, delta).ok();
                 (r.epsilon, None, Some((r, lower)))
             }
+        };
+        let steps = phases.iter().map(|p| p.steps).sum();
+        let (q, z) = match phases {
+            [p] => (p.q, p.z),
+            _ => (f64::NAN, f64::NAN),
         };
         let nu_eff = if epsilon.is_finite() && epsilon > 0.0 && z > 0.0 {
             Some(nu_eff(z, q, steps, epsilon, delta)?)
@@ -71,6 +90,7 @@ impl EpsilonReport {
             steps,
             z,
             delta,
+            phases: phases.to_vec(),
         })
     }
 
@@ -94,6 +114,16 @@ impl EpsilonReport {
             "steps": self.steps,
             "nu_eff": self.nu_eff,
         });
+        if self.phases.len() > 1 {
+            let ph: Vec<Value> = self
+                .phases
+                .iter()
+                .map(|p| json!({"sample_rate": p.q, "noise_multiplier": p.z, "steps": p.steps}))
+                .collect();
+            o["phases"] = json!(ph);
+            o["sample_rate"] = Value::Null;
+            o["noise_multiplier"] = Value::Null;
+        }
         if let Some(ord) = self.order {
             o["order"] = json!(ord);
         }
@@ -101,6 +131,7 @@ impl EpsilonReport {
             // error is null where the RDP fallback was used, epsilon_lower where no grid fits.
             o["error"] = json_num(p.error);
             o["tail_error"] = json_num(p.tail_error);
+            o["epsilon_upper"] = json_num(self.epsilon);
             o["epsilon_lower"] = lower.map_or(Value::Null, json_num);
             o["discretization"] = json!(p.grid.map(|g| g.discretization));
             o["rdp_fallback"] = json!(p.rdp_fallback);

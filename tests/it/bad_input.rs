@@ -65,6 +65,22 @@ fn csv_config(dir: &Path, name: &str, csv: &str) -> (String, String) {
     (data.display().to_string(), cfg.display().to_string())
 }
 
+/// A train config named `name` over the shipped wine.csv with `noise` and the `[data]` lines
+/// `extra` (a split, say).
+pub(crate) fn wine_config(dir: &Path, name: &str, extra: &str, noise: &str) -> String {
+    let cfg = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &cfg,
+        format!(
+            "seed = 1\n[loss]\nfamily = \"logistic\"\n[dpsgd]\nsteps = 20\nbatch_size = 10\n\
+             learning_rate = 0.5\nclip_norm = 1.0\nnoise = {noise}\n[data]\nsource = \"csv\"\n\
+             path = \"{ROOT}/data/wine.csv\"\nlabel = \"target\"\n{extra}\n"
+        ),
+    )
+    .unwrap();
+    cfg.display().to_string()
+}
+
 fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
 }
@@ -124,6 +140,7 @@ fn rows(dir: &Path) -> Vec<(&'static str, Vec<String>, &'static str)> {
     std::fs::write(&regular, "").unwrap();
     let huber = format!("{ROOT}/simulations/thm62_j1_huber.toml");
     let noise = r#"noise = { kind = "theorem34", nu = 1.0, epsilon = 2.0, delta = 1e-5 }"#;
+    let z1 = r#"{ kind = "multiplier", z = 1.0 }"#;
     vec![
         // Integer overflow from floats.
         (
@@ -467,6 +484,106 @@ fn rows(dir: &Path) -> Vec<(&'static str, Vec<String>, &'static str)> {
             ]),
             "z must be",
         ),
+        // Usage errors: clap's whole message (the argument, the tip, the `--help` hint).
+        (
+            "privacy epsilon without --noise-multiplier",
+            s(&["privacy", "epsilon", "--q", "0.01", "--steps", "10000"]),
+            "--noise-multiplier <Z>",
+        ),
+        (
+            "privacy epsilon --sample-rate without --steps",
+            s(&["privacy", "epsilon", "--q", "0.01", "--z", "1"]),
+            "--steps <STEPS>",
+        ),
+        (
+            "privacy epsilon --epochs without --n",
+            s(&[
+                "privacy",
+                "epsilon",
+                "--epochs",
+                "3",
+                "--batch-size",
+                "10",
+                "--z",
+                "1",
+            ]),
+            "--n <N>",
+        ),
+        (
+            "privacy epsilon with both run forms",
+            s(&[
+                "privacy", "epsilon", "--q", "0.01", "--steps", "10", "--epochs", "3", "--z", "1",
+            ]),
+            "cannot be used with",
+        ),
+        (
+            "privacy calibrate --batch-size > --n",
+            s(&[
+                "privacy",
+                "calibrate",
+                "--epsilon",
+                "1",
+                "--epochs",
+                "3",
+                "--batch-size",
+                "100",
+                "--n",
+                "10",
+            ]),
+            "--batch-size must lie in 1..=--n (10), but is 100",
+        ),
+        (
+            "privacy epsilon --phase without steps",
+            s(&["privacy", "epsilon", "--phase", "q=0.01,z=1"]),
+            "--phase 'q=0.01,z=1': steps is missing",
+        ),
+        ("verfy", s(&["verfy"]), "'verify'"),
+        // Config errors name the key to add or fix, as a dotted path from the top of the file.
+        (
+            "split without its seed",
+            train(wine_config(
+                dir,
+                "split",
+                "split = { test_fraction = 0.25 }",
+                z1,
+            )),
+            "missing field `data.split.seed`",
+        ),
+        (
+            "split table without its seed",
+            train(wine_config(
+                dir,
+                "split_table",
+                "[data.split]\ntest_fraction = 0.25",
+                z1,
+            )),
+            "missing field `data.split.seed`",
+        ),
+        (
+            "no learning_rate",
+            train(example(dir, "nolr", "learning_rate = 0.5\n", "")),
+            "missing field `dpsgd.learning_rate`",
+        ),
+        (
+            "no classes",
+            train(example(dir, "nocl", "classes = 3, ", "")),
+            "missing field `data.labels.classes`",
+        ),
+        (
+            "no epsilon in the target noise",
+            train(wine_config(
+                dir,
+                "noeps",
+                "",
+                r#"{ kind = "target", delta = 1e-5 }"#,
+            )),
+            "missing field `dpsgd.noise.epsilon`",
+        ),
+        (
+            "an unknown radial law",
+            train(example(dir, "law", "\"chi\"", "\"chiq\"")),
+            "data.radial.law.family: unknown variant `chiq`",
+        ),
         (
             "theory schedule without its parameters",
             s(&["theory", "schedule", "--theorem", "J.1", "--phi", "0.01"]),
@@ -494,6 +611,15 @@ fn every_bad_input_gets_one_error_line_and_exit_code_2() {
     let args = s(&["merge", &huber, "--out", &shard_dir.display().to_string()]);
     if let Err(e) = one_line_error(&cli_capped(&args), "shard of 1000000000000") {
         failures.push(format!("merge after --shard 1/1e12: {e}"));
+    }
+    // merge's own errors are not labelled as config errors.
+    let empty = dir.join("o7");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = cli_capped(s(&["merge", &huber, "--out", &empty.display().to_string()]));
+    if let Err(e) = one_line_error(&out, "error: merge: ") {
+        failures.push(format!("merge on an empty folder: {e}"));
+    } else if out.stderr.contains("config:") {
+        failures.push(format!("merge error labelled config: {:?}", out.stderr));
     }
     // A recommendation that succeeds prints no NaN, no wrapped T and no zero noise, and its
     // --json line is valid JSON.

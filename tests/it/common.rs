@@ -134,15 +134,25 @@ fn capture(mut cmd: Command) -> CliOutput {
     }
 }
 
-/// The CLI's contract for bad input: exit code 2, exactly one line on stderr, starting
-/// `error: ` and containing `needle`, and no panic or backtrace. `Err` says what broke it.
+/// The last line of clap's usage errors.
+pub const CLAP_HINT: &str = "For more information, try '--help'.";
+
+/// The CLI's contract for bad input: exit code 2, one error starting `error: ` and containing
+/// `needle`, and no panic or backtrace. An error of the program is exactly one line; a usage
+/// error is clap's standard message: the `error: ` line, its context (the missing arguments, a
+/// tip, the usage line) and [`CLAP_HINT`] last. `Err` says what broke it.
 pub fn one_line_error(out: &CliOutput, needle: &str) -> Result<(), String> {
     let err = &out.stderr;
     let lines: Vec<&str> = err.lines().collect();
+    let one = if lines.last() == Some(&CLAP_HINT) {
+        lines.iter().filter(|l| l.starts_with("error")).count() == 1
+    } else {
+        lines.len() == 1
+    };
     let ok = out.code == Some(2)
-        && lines.len() == 1
+        && one
         && lines[0].starts_with("error: ")
-        && lines[0].contains(needle)
+        && err.contains(needle)
         && !err.contains("panicked")
         && !err.contains("RUST_BACKTRACE")
         && !err.contains("stack backtrace");
@@ -150,7 +160,7 @@ pub fn one_line_error(out: &CliOutput, needle: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "exit {:?}, stderr {err:?} (wants exit 2 and one `error: ` line containing {needle:?})",
+            "exit {:?}, stderr {err:?} (wants exit 2 and one `error: ` line, or clap's usage message, containing {needle:?})",
             out.code
         ))
     }

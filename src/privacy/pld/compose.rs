@@ -9,6 +9,7 @@ use super::{
     Budget, MAX_GRID_LOSS, MIN_LEVEL, ONE_STEP_WORDS, PLD_MAX_DISCRETIZATION, PLD_MEMORY_BOUND,
     PldGrid, TAIL_SHARE,
 };
+use crate::privacy::Phase;
 use crate::privacy::fft::{fast_len, scratch_words};
 
 /// Smallest eps >= 0 with max(delta_rem(eps), delta_add(eps)) <= delta, by bisection.
@@ -82,16 +83,20 @@ pub(super) enum NoPld {
 }
 
 /// The one line shown where the PLD cannot answer within its tail budget.
-pub(super) fn no_pld_message(why: NoPld, q: f64, z: f64, steps: usize, delta: f64) -> String {
-    let what = format!(
-        "the PLD of q = {}, z = {}, T = {steps} at delta = {}",
-        crate::error::fmt_num(q),
-        crate::error::fmt_num(z),
-        crate::error::fmt_num(delta)
-    );
+pub(super) fn no_pld_message(why: NoPld, phases: &[Phase], delta: f64) -> String {
+    let f = crate::error::fmt_num;
+    let run = match phases {
+        [p] => format!("q = {}, z = {}, T = {}", f(p.q), f(p.z), p.steps),
+        _ => format!(
+            "{} phases (T = {} in all)",
+            phases.len(),
+            phases.iter().map(|p| p.steps).sum::<usize>()
+        ),
+    };
+    let what = format!("the PLD of {run} at delta = {}", f(delta));
     match why {
         NoPld::Memory => format!(
-            "{what} with its truncated tails within delta * {TAIL_SHARE} fits in {} at no discretization <= {PLD_MAX_DISCRETIZATION}",
+            "{what}, with its truncated tails within delta * {TAIL_SHARE}, does not fit in {} at any discretization <= {PLD_MAX_DISCRETIZATION}",
             crate::limits::fmt_bytes(PLD_MEMORY_BOUND)
         ),
         NoPld::Range => format!(
@@ -219,7 +224,14 @@ impl Prepared {
     /// Both directions composed T times, as suffix sums; the grid records the buffer length
     /// actually allocated.
     pub(super) fn compose(self, steps: usize) -> (Tails, Tails, PldGrid) {
-        let (n, h) = (self.grid.fft_len, self.grid.discretization);
+        let h = self.grid.discretization;
+        let (r, a, grid) = self.compose_pmfs(steps);
+        (r.into_tails(h), a.into_tails(h), grid)
+    }
+
+    /// Both directions composed T times (remove, add), before the suffix sums.
+    pub(super) fn compose_pmfs(self, steps: usize) -> (Pmf, Pmf, PldGrid) {
+        let n = self.grid.fft_len;
         let r = self.r.self_compose(steps, n, &self.windows[0]);
         let a = self.a.self_compose(steps, n, &self.windows[1]);
         drop((self.r, self.a));
@@ -232,6 +244,6 @@ impl Prepared {
             fft_len: r.p.len(),
             ..self.grid
         };
-        (r.into_tails(h), a.into_tails(h), grid)
+        (r, a, grid)
     }
 }

@@ -178,9 +178,13 @@ pub(super) fn optimistic_ranges(z: f64) -> [(f64, f64); 2] {
 /// losses leave [-MAX_GRID_LOSS, MAX_GRID_LOSS].
 pub(super) fn optimistic_bounds(q: f64, z: f64, h: f64) -> Option<[(i64, usize); 2]> {
     let grid = |lo: f64, hi: f64| {
-        let ok = lo.abs() <= MAX_GRID_LOSS && hi.abs() <= MAX_GRID_LOSS;
+        // Checked before the lattice indices are formed: an infinite loss (z tiny) would
+        // saturate them and overflow their difference.
+        if !(lo.abs() <= MAX_GRID_LOSS && hi.abs() <= MAX_GRID_LOSS) {
+            return None;
+        }
         let (k_lo, k_hi) = ((lo / h).floor() as i64, (hi / h).floor() as i64);
-        ok.then_some((k_lo, (k_hi - k_lo + 1) as usize))
+        Some((k_lo, (k_hi - k_lo + 1) as usize))
     };
     let [(x_lo, x_hi), (y_lo, y_hi)] = optimistic_ranges(z);
     let r = grid(loss_at(q, z, x_lo), loss_at(q, z, x_hi))?;

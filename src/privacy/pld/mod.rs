@@ -32,12 +32,14 @@
 //! Error: refining the grid from 2h to h replaces chords by shorter chords, so eps(h) <= eps(2h)
 //! and both are upper bounds; we report eps(2h) - eps(h) as the discretization error estimate.
 
+use super::phases::Phase;
 use super::rdp::RdpAccountant;
 use super::validate::{check_delta, check_q, check_steps, check_z};
 use crate::error::{Error, Result};
 
 mod compose;
 mod discretize;
+mod phases;
 mod pmf;
 mod window;
 
@@ -264,20 +266,18 @@ impl PldAccountant {
         }))
     }
 
-    /// Epsilon upper bound on the grid of [`PldAccountant::grid`] at requested h, with the
-    /// tails' part of the error. `estimate`: for the coarse grid of the error estimate only, read
-    /// at delta itself, without the rounding check.
+    /// Epsilon upper bound of the phases on the grid of [`PldAccountant::grid`] at requested h
+    /// (one phase), with the tails' part of the error. `estimate`: for the coarse grid of the
+    /// error estimate only, read at delta itself, without the rounding check.
     fn upper_at(
         &self,
-        q: f64,
-        steps: usize,
-        z: f64,
+        phases: &[Phase],
         delta: f64,
         h: f64,
         estimate: bool,
     ) -> std::result::Result<Upper, NoPld> {
-        let budget = Budget::new(delta, steps).ok_or(NoPld::Budget)?;
-        let (r, a, grid) = Prepared::choose(q, z, steps, h, false, budget)?.compose(steps);
+        let budget = phases::budget(phases, delta).ok_or(NoPld::Budget)?;
+        let (r, a, grid) = phases::compose_phases(phases, h, false, budget)?;
         let h = grid.discretization;
         // Read with the rounding allowance added (none for the error estimate's coarse grid).
         let up = if estimate { 0.0 } else { 1.0 };
@@ -287,7 +287,7 @@ impl PldAccountant {
         }
         // Both are upper bounds: where RDP's is smaller, it is the answer (noted).
         if !estimate {
-            let rdp = RdpAccountant::default().epsilon(q, steps, z, delta);
+            let rdp = RdpAccountant::default().epsilon_phases(phases, delta);
             if rdp.is_ok_and(|r| r.epsilon < e) {
                 return Err(NoPld::AboveRdp(e));
             }
@@ -302,37 +302,46 @@ impl PldAccountant {
     }
 
     /// The RDP epsilon with the note that says why it replaces the PLD's.
-    fn fallback(
-        &self,
-        q: f64,
-        steps: usize,
-        z: f64,
-        delta: f64,
-        why: NoPld,
-    ) -> Result<(f64, String)> {
-        let rdp = RdpAccountant::default().epsilon(q, steps, z, delta)?;
+    fn fallback(&self, phases: &[Phase], delta: f64, why: NoPld) -> Result<(f64, String)> {
+        let rdp = RdpAccountant::default().epsilon_phases(phases, delta)?;
         let note = format!(
             "{}; reporting the RDP epsilon, a valid upper bound",
-            no_pld_message(why, q, z, steps, delta)
+            no_pld_message(why, phases, delta)
         );
         Ok((rdp.epsilon, note))
+    }
+
+    /// Checks the accountant, every phase and delta.
+    fn check_phases(&self, phases: &[Phase], delta: f64) -> Result<()> {
+        self.validate()?;
+        if phases.is_empty() {
+            return Err(Error::param("give at least one phase"));
+        }
+        for p in phases {
+            p.check()?;
+        }
+        check_delta(delta).map(|_| ())
     }
 
     /// Epsilon upper bound without an error estimate (what calibration uses); the RDP epsilon,
     /// also an upper bound, where the PLD cannot meet its tail budget (see
     /// [`PldAccountant::epsilon`]), with `rdp_fallback` set.
     pub fn upper_bound(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<PldUpper> {
-        self.check(q, steps, z)?;
-        check_delta(delta)?;
+        self.upper_bound_phases(&[Phase { q, z, steps }], delta)
+    }
+
+    /// [`PldAccountant::upper_bound`] of phases run one after the other.
+    pub fn upper_bound_phases(&self, phases: &[Phase], delta: f64) -> Result<PldUpper> {
+        self.check_phases(phases, delta)?;
         Ok(
-            match self.upper_at(q, steps, z, delta, self.discretization, false) {
+            match self.upper_at(phases, delta, self.discretization, false) {
                 Ok(u) => PldUpper {
                     epsilon: u.epsilon,
                     rdp_fallback: false,
                     note: None,
                 },
                 Err(why) => {
-                    let (epsilon, note) = self.fallback(q, steps, z, delta, why)?;
+                    let (epsilon, note) = self.fallback(phases, delta, why)?;
                     PldUpper {
                         epsilon,
                         rdp_fallback: true,
@@ -351,15 +360,19 @@ impl PldAccountant {
     /// A lower bound on the true epsilon: the optimistic PLD (every privacy loss rounded down to
     /// the grid), the counterpart of [`PldAccountant::epsilon_upper`], on a grid coarsened like
     /// it, its truncations within the same budget. The true epsilon lies in
-    /// [epsilon_lower, epsilon_upper]. An error where no grid fits.
+    /// [epsilon_lower, epsilon_upper]; rounding every step's loss down by up to h makes the
+    /// bracket about T h / 2 wide. An error where no grid fits.
     pub fn epsilon_lower(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<f64> {
-        self.check(q, steps, z)?;
-        check_delta(delta)?;
-        let p = Budget::new(delta, steps)
+        self.epsilon_lower_phases(&[Phase { q, z, steps }], delta)
+    }
+
+    /// [`PldAccountant::epsilon_lower`] of phases run one after the other.
+    pub fn epsilon_lower_phases(&self, phases: &[Phase], delta: f64) -> Result<f64> {
+        self.check_phases(phases, delta)?;
+        let (r, a, grid) = phases::budget(phases, delta)
             .ok_or(NoPld::Budget)
-            .and_then(|b| Prepared::choose(q, z, steps, self.discretization, true, b))
-            .map_err(|why| Error::param(no_pld_message(why, q, z, steps, delta)))?;
-        let (r, a, grid) = p.compose(steps);
+            .and_then(|b| phases::compose_phases(phases, self.discretization, true, b))
+            .map_err(|why| Error::param(no_pld_message(why, phases, delta)))?;
         // Read with the rounding allowance subtracted, so that rounding of the estimated size
         // cannot raise it; the lower end of the bisection bracket is the side that keeps this a
         // lower bound.
@@ -372,12 +385,18 @@ impl PldAccountant {
     /// [`PLD_MEMORY_BOUND`] the note says which was used; where none fits with the budget met,
     /// the RDP epsilon is reported with `rdp_fallback` set and a note.
     pub fn epsilon(&self, q: f64, steps: usize, z: f64, delta: f64) -> Result<PldEpsilon> {
-        self.check(q, steps, z)?;
-        check_delta(delta)?;
-        let up = match self.upper_at(q, steps, z, delta, self.discretization, false) {
+        self.epsilon_phases(&[Phase { q, z, steps }], delta)
+    }
+
+    /// [`PldAccountant::epsilon`] of phases with different (q, z, T) run one after the other:
+    /// the phases' PLDs composed on one grid (see [`phases`]), as dp_accounting composes a
+    /// `ComposedDpEvent`.
+    pub fn epsilon_phases(&self, phases: &[Phase], delta: f64) -> Result<PldEpsilon> {
+        self.check_phases(phases, delta)?;
+        let up = match self.upper_at(phases, delta, self.discretization, false) {
             Ok(u) => u,
             Err(why) => {
-                let (epsilon, note) = self.fallback(q, steps, z, delta, why)?;
+                let (epsilon, note) = self.fallback(phases, delta, why)?;
                 return Ok(PldEpsilon {
                     epsilon,
                     error: f64::NAN,
@@ -391,12 +410,13 @@ impl PldAccountant {
         let h = up.grid.discretization;
         let note = (h > self.discretization).then(|| {
             format!(
-                "PLD discretization coarsened from {} to {h} to stay within {}",
-                self.discretization,
+                "PLD discretization coarsened from {} to {} to stay within {}",
+                crate::error::fmt_num(self.discretization),
+                crate::error::fmt_num(h),
                 crate::limits::fmt_bytes(PLD_MEMORY_BOUND)
             )
         });
-        let disc = match self.upper_at(q, steps, z, delta, 2.0 * h, true) {
+        let disc = match self.upper_at(phases, delta, 2.0 * h, true) {
             Ok(coarse) => (coarse.epsilon - up.epsilon).max(0.0),
             Err(_) => f64::NAN,
         };
@@ -416,7 +436,7 @@ impl PldAccountant {
     pub fn delta(&self, q: f64, steps: usize, z: f64, eps: f64) -> Result<f64> {
         self.check(q, steps, z)?;
         let p = Prepared::choose(q, z, steps, self.discretization, false, Budget::caps(steps))
-            .map_err(|why| Error::param(no_pld_message(why, q, z, steps, f64::NAN)))?;
+            .map_err(|why| Error::param(no_pld_message(why, &[Phase { q, z, steps }], f64::NAN)))?;
         let (r, a, grid) = p.compose(steps);
         let h = grid.discretization;
         Ok(r.delta(eps, h).max(a.delta(eps, h)).min(1.0))
@@ -426,6 +446,22 @@ impl PldAccountant {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue users-2: the fallback note says "does not fit" and prints z in 7 significant
+    /// digits (it printed z = 1e-160 with 160 zeros and said "fits").
+    #[test]
+    fn the_fallback_note_is_readable_and_says_does_not_fit() {
+        let phase = Phase {
+            q: 0.5,
+            z: 1e-160,
+            steps: 10,
+        };
+        let m = no_pld_message(NoPld::Memory, &[phase], 1e-5);
+        assert!(
+            m.contains("does not fit in") && m.contains("z = 1.000000e-160") && m.len() < 250,
+            "{m}"
+        );
+    }
 
     #[test]
     fn one_step_masses_sum_to_one_in_both_directions() {

@@ -102,6 +102,30 @@ impl Pmf {
         }
     }
 
+    /// The composition of two (composed) PLDs on the same lattice spacing: their linear
+    /// convolution (nothing wraps), the masses at +inf and the moved masses composed as
+    /// independent events (1 - (1 - a)(1 - b)), the optimistic slacks added (union bound).
+    /// Above index `clean` of each factor the true mass is below its window budget, so above
+    /// clean_a + clean_b - 1 of the product it is below the sum of the two.
+    pub(super) fn convolve(&self, other: &Pmf) -> Pmf {
+        let p = crate::privacy::fft::convolve(&self.p, &other.p);
+        let either = |a: f64, b: f64| a + b - a * b;
+        let clean = if self.clean < self.p.len() && other.clean < other.p.len() {
+            self.clean + other.clean.saturating_sub(1)
+        } else {
+            p.len()
+        };
+        Pmf {
+            k0: self.k0 + other.k0,
+            p,
+            inf: either(self.inf, other.inf),
+            optimistic: self.optimistic,
+            slack: self.slack + other.slack,
+            tail: either(self.tail, other.tail),
+            clean,
+        }
+    }
+
     /// The suffix sums of [`Tails`], computed over p in place.
     pub(super) fn into_tails(self, h: f64) -> Tails {
         let r = (-h).exp();
