@@ -144,13 +144,15 @@ const EXAMPLES: &[(&str, &[&str])] = &[
     (
         "clipnorm",
         &[
-            "dpsgd-lab clipnorm recommend --csv data/wine.csv --label target --epsilon 2",
+            "dpsgd-lab clipnorm recommend --csv data/breast_cancer.csv --label target --epsilon 2 --std-share 0.5",
             "dpsgd-lab clipnorm --config simulations/clipnorm_wine.toml --quick",
         ],
     ),
     (
         "clipnorm recommend",
-        &["dpsgd-lab clipnorm recommend --csv data/wine.csv --label target --epsilon 2"],
+        &[
+            "dpsgd-lab clipnorm recommend --csv data/breast_cancer.csv --label target --epsilon 2 --std-share 0.5",
+        ],
     ),
     (
         "run",

@@ -115,6 +115,13 @@ fn all_finite(v: &serde_json::Value, key: &str) -> bool {
                 | "lambda_s_range"
                 | "relax_phi"
                 | "probability"
+                | "sweep"
+                | "do_nothing_fit"
+                | "control"
+                | "fit"
+                | "difference"
+                | "do_nothing_ratio"
+                | "clipped"
         ),
         serde_json::Value::Number(n) => n.as_f64().is_some_and(f64::is_finite),
         serde_json::Value::Array(a) => a.iter().all(|x| all_finite(x, key)),
