@@ -261,22 +261,27 @@ where
     for s in series {
         let c = palette.color(s.color);
         let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(shown).collect();
+        // Vertical error bars of stroke `width` and head `head`, cut to the drawn range; bars
+        // whose lower end is not positive cannot be drawn on a log axis and are left out.
+        let log_bars = |width: u32, head: u32| {
+            s.points
+                .iter()
+                .zip(&s.errors)
+                .filter(|(_, e)| e.0 > 0.0)
+                .map(move |(&(x, y), &(lo, hi))| {
+                    ErrorBar::new_vertical(
+                        x,
+                        lo.max(y0),
+                        y,
+                        hi.min(y1),
+                        c.stroke_width(width),
+                        head,
+                    )
+                })
+        };
         let anno = match s.style {
             Style::Points => {
-                for (i, &(x, y)) in s.points.iter().enumerate() {
-                    if let Some(&(lo, hi)) = s.errors.get(i)
-                        && lo > 0.0
-                    {
-                        chart.draw_series(std::iter::once(ErrorBar::new_vertical(
-                            x,
-                            lo.max(y0),
-                            y,
-                            hi.min(y1),
-                            c.stroke_width(2),
-                            8,
-                        )))?;
-                    }
-                }
+                chart.draw_series(log_bars(2, 8))?;
                 chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?
             }
             Style::JoinedPoints => {
@@ -292,20 +297,7 @@ where
                 chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?
             }
             Style::Hollow => {
-                for (i, &(x, y)) in s.points.iter().enumerate() {
-                    if let Some(&(lo, hi)) = s.errors.get(i)
-                        && lo > 0.0
-                    {
-                        chart.draw_series(std::iter::once(ErrorBar::new_vertical(
-                            x,
-                            lo.max(y0),
-                            y,
-                            hi.min(y1),
-                            c.stroke_width(1),
-                            6,
-                        )))?;
-                    }
-                }
+                chart.draw_series(log_bars(1, 6))?;
                 chart.draw_series(LineSeries::new(pts.iter().copied(), c.mix(0.4)))?;
                 chart.draw_series(
                     pts.iter()
