@@ -139,10 +139,12 @@ def test_run_spec_rows_equal_the_cli_table(cli_text, tmp_path):
     spec = tmp_path / "tiny.toml"
     spec.write_text(SPEC.format())
     rows = dl.run_spec(str(spec), out=str(tmp_path / "py"))
-    assert len(rows) == 1
+    # The k = 2 series and its bounded-data control (every G_i = G).
+    assert len(rows) == 2
     row = rows[0]
     assert row["spec"] == "py_tiny_sharp" and row["theorem"] == "6.5"
+    assert rows[1]["series"] == "k = 2: control (G_i = G)"
     text = cli_text("run", spec, "--out", tmp_path / "cli", "--quiet")
     line = next(ln for ln in text.splitlines() if ln.startswith("py_tiny_sharp"))
-    for h in ("series", "predicted", "slope sweep [95% CI]", "slope smallest decade [95% CI]"):
+    for h in ("series", "predicted", "slope smallest decade [95% CI]", "minus control [95% CI]"):
         assert row[h] in line, (h, row[h], line)
