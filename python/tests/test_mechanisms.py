@@ -76,8 +76,11 @@ def test_long_calls_release_the_gil():
     span = {}
 
     def work():
+        # Ten PLD calibrations (about 0.1 s each on 2 cores): long enough to tell a stall of the
+        # main thread from its sleep.
         t0 = time.perf_counter()
-        dl.calibrate(0.01, 2000, 1.0, 1e-6, accountant="pld")
+        for _ in range(10):
+            dl.calibrate(0.01, 2000, 1.0, 1e-6, accountant="pld")
         span["call"] = time.perf_counter() - t0
         done.set()
 
