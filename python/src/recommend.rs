@@ -6,7 +6,7 @@
 use pyo3::prelude::*;
 
 use dpsgd::clipnorm::recommend::{
-    AdviceData, AdviceRequest, DEFAULT_CHECK_EPSILON, NormsSource, PublicValues, recommend,
+    AdviceData, AdviceRequest, NormsSource, PublicValues, recommend,
 };
 use dpsgd::data::Dataset;
 use dpsgd::privacy::standardize::NOISY_WARNING;
@@ -40,7 +40,7 @@ use crate::{dataset, err, matrix, to_py, value_error, vector};
     lo = None, hi = None, grid_size = 200, accountant = "rdp", seed = 0,
     standardize = true, std_share = None, feature_bounds = None, public_scales = None,
     test_fraction = None, split_seed = None, epochs = None,
-    check_epsilon = DEFAULT_CHECK_EPSILON))]
+    check_epsilon = 0.05))]
 #[allow(clippy::too_many_arguments)]
 pub fn recommend_clip_norm<'py>(
     py: Python<'py>,

@@ -34,6 +34,11 @@ def test_recommend_on_arrays_equals_the_cli_on_the_csv(cli, cli_text, tmp_path, 
     flags = cli_text("clipnorm", "recommend", "--help")
     args = ["clipnorm", "recommend", "--csv", path, "--label", "label", "--epsilon", 2,
             "--seed", 4, "--json"]
+    # Raw features: the default range [G(0), 3 G at ||x||^2 = d] misses these shifted rows
+    # (the range check refuses), so the raw case gives a public range that covers them.
+    bounds = {} if standardize else {"lo": 1.0, "hi": 1e4}
+    for k, v in bounds.items():
+        args += [f"--{k}", v]
     # The CLI's default may be either way (standardize by default, or only with the flag).
     if standardize and "--no-standardize" not in flags:
         args.append("--standardize")
@@ -43,7 +48,8 @@ def test_recommend_on_arrays_equals_the_cli_on_the_csv(cli, cli_text, tmp_path, 
     assert rc == 0, err
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        got = dl.recommend_clip_norm(X, y, epsilon=2.0, seed=4, standardize=standardize)
+        got = dl.recommend_clip_norm(X, y, epsilon=2.0, seed=4, standardize=standardize,
+                                     **bounds)
     assert (got["standardization"] is not None) == standardize
     for k, v in got.items():
         if k in want:
