@@ -5,9 +5,7 @@
 
 use pyo3::prelude::*;
 
-use dpsgd::clipnorm::recommend::{
-    AdviceData, AdviceRequest, NormsSource, PublicValues, recommend,
-};
+use dpsgd::clipnorm::recommend::{AdviceData, AdviceRequest, NormsSource, PublicValues, recommend};
 use dpsgd::data::Dataset;
 use dpsgd::privacy::standardize::NOISY_WARNING;
 
