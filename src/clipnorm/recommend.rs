@@ -166,9 +166,9 @@ pub struct AdviceRequest {
 /// data such as the true G_1 is reported).
 #[derive(Debug, Clone, Serialize)]
 pub struct ClipNormAdvice {
-    /// Path of the data set, as given.
+    /// Path of the data set, as given (or the name of data given in memory).
     pub csv: String,
-    /// Name of the label column.
+    /// Name of the label column (empty for data given in memory).
     pub label: String,
     /// Rows the private statistics and DP-SGD use (the training part with a split; public: the
     /// sampling rate q = b / n uses it).
@@ -181,7 +181,7 @@ pub struct ClipNormAdvice {
     pub d: usize,
     /// The loss name as requested ("logistic" or "softmax").
     pub loss: String,
-    /// `lipschitz`, `column <name>` or `file <path>`.
+    /// `lipschitz`, `column <name>`, `file <path>` or `per_sample_norms` (values in memory).
     pub norms_source: String,
     /// Total privacy budget epsilon requested.
     pub epsilon: f64,
