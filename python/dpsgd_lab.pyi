@@ -93,12 +93,22 @@ def recommend_clip_norm(x: ArrayLike | None = None, y: ArrayLike | None = None, 
                         hi: float | None = None, grid_size: int = 200,
                         accountant: Accountant = "rdp", seed: int = 0, standardize: bool = True,
                         std_share: float | None = None, feature_bounds: ArrayLike | None = None,
-                        public_scales: ArrayLike | None = None) -> dict[str, Any]:
-    """`dpsgd-lab clipnorm recommend` on arrays, same names and defaults. Remark 5.6: clip at
-    G_1 = min_i G_i, chosen privately by RNMM with `share` of epsilon (default eps_RNMM = 0.3)
-    on the public range [lo, hi]; DP-SGD gets the rest (basic composition), its noise
-    multiplier calibrated for `steps` (default 30 epochs) at `batch_size` (default
-    min(500, n / 10)).
+                        public_scales: ArrayLike | None = None,
+                        test_fraction: float | None = None, split_seed: int | None = None,
+                        epochs: float | None = None,
+                        check_epsilon: float = 0.05) -> dict[str, Any]:
+    """`dpsgd-lab clipnorm recommend` on arrays, same names and defaults, computed by the same
+    library function. Remark 5.6: clip at G_1 = min_i G_i, chosen privately by RNMM with
+    `share` of epsilon (default eps_RNMM = 0.3) on the public range [lo, hi]; DP-SGD gets the
+    rest (basic composition), its noise multiplier calibrated for `steps` (or `epochs`;
+    default 30 epochs) at `batch_size` (default min(500, n / 10)).
+
+    Before RNMM a private range check (a Laplace count with `check_epsilon` of the budget; 0
+    skips it) refuses, as the CLI does, a range that misses most G_i (raw features against
+    the standardized default range, or a private standardization that is mostly noise): the
+    CLI's message is raised as ValueError. `test_fraction` holds out that fraction of the
+    rows (shuffled by `split_seed`, default `seed`, as the CLI's split): every private
+    statistic uses the rest, and n = n_train.
 
     With X, y: G_i = sqrt(2 (||x_i||^2 + 1)) of the logistic loss on features standardized by
     the CLI's private standardization (`std_share` of epsilon and delta, default 0.1; or
@@ -109,10 +119,11 @@ def recommend_clip_norm(x: ArrayLike | None = None, y: ArrayLike | None = None, 
     With per_sample_norms (one norm per sample, e.g. measured gradient norms) instead: nothing
     is standardized, and lo, hi are required (they must not depend on the data).
 
-    Returns the CLI's `--json` keys: clip_norm, candidate_index, at_range_end, rnmm_epsilon,
-    share, dpsgd_epsilon, dpsgd_delta, standardization (None or its mean, scale, epsilon,
-    delta, ...), total_epsilon, total_delta, candidates_lo, candidates_hi, steps, batch_size,
-    q, noise_multiplier, accountant, n, d. Notes (largest candidate selected, noisy
+    Returns the CLI's `--json` keys (less csv and label): clip_norm, candidate_index,
+    at_range_end, rnmm_epsilon, share, dpsgd_epsilon, dpsgd_delta, standardization (None or
+    its mean, scale, epsilon, delta, ...), range_check (None or its epsilon, noisy_outside,
+    n), total_epsilon, total_delta, candidates_lo, candidates_hi, steps, batch_size, q,
+    noise_multiplier, accountant, n, d (None with per_sample_norms), split, n_test. Notes (largest candidate selected, noisy
     standardization) are also issued as warnings."""
 
 def lower_bound_instance(n: int, d: int, k: float, epsilon: float, delta: float,

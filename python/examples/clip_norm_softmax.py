@@ -46,10 +46,12 @@ config = {"loss": {"family": "logistic"},
                     "output": "last_iterate"}}
 run = dl.train(Ztr, ytr, config=config, seed=7, delta=rec["dpsgd_delta"])
 W = run["w_priv"]  # (classes, features + 1): row j is class j's weights, the bias last
-spent = std["epsilon"] + rec["rnmm_epsilon"] + run["privacy"]["epsilon_spent"]
+check = rec["range_check"]["epsilon"]  # the private check that [lo, hi] covers the G_i
+spent = std["epsilon"] + check + rec["rnmm_epsilon"] + run["privacy"]["epsilon_spent"]
 print(f"DP-SGD: T = {run['steps']}, clipped fraction {run['clipped_fraction']:.3f}, "
       f"train risk f(w_T) = {run['f_w_priv']:.4f}")
 print(f"accuracy: train {100 * dl.accuracy(W, Ztr, ytr):.2f} %, test "
       f"{100 * dl.accuracy(W, Zte, yte):.2f} % at ({spent:.3f}, {DELTA:g})-DP in total "
-      f"(standardization {std['epsilon']:.2f} + RNMM {rec['rnmm_epsilon']:.2f} + DP-SGD "
+      f"(standardization {std['epsilon']:.2f} + range check {check:.2f} + RNMM "
+      f"{rec['rnmm_epsilon']:.2f} + DP-SGD "
       f"{run['privacy']['epsilon_spent']:.3f} by RDP)")

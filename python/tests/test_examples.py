@@ -1,5 +1,5 @@
 """The documented example runs as printed and says what its docstring promises: one budget
-(epsilon = 2 in total over standardization, RNMM and DP-SGD) and a test accuracy."""
+(epsilon = 2 in total over standardization, the range check, RNMM and DP-SGD) and a test accuracy."""
 import re
 import subprocess
 import sys

@@ -50,7 +50,9 @@ def test_recommend_clip_norm_brackets_the_minimum_and_spends_the_budget():
                                share=50.0 / 60.0, grid_size=400, batch_size=5, steps=1000)
     s = np.sort(norms)
     assert s[0] <= r["clip_norm"] < s[1]
-    assert r["rnmm_epsilon"] == 50.0 and r["dpsgd_epsilon"] == pytest.approx(10.0, rel=1e-14)
+    # The range check's default 0.05 comes out of the budget too.
+    assert r["range_check"]["epsilon"] == 0.05
+    assert r["rnmm_epsilon"] == 50.0 and r["dpsgd_epsilon"] == pytest.approx(9.95, rel=1e-14)
     assert r["total_epsilon"] == pytest.approx(60.0, rel=1e-14) and r["delta"] == 1e-5
     assert r["q"] == 0.01 and r["standardization"] is None and r["d"] is None
     assert r["noise_multiplier"] == dl.calibrate(0.01, 1000, r["dpsgd_epsilon"], 1e-5)
@@ -60,11 +62,11 @@ def test_recommend_clip_norm_brackets_the_minimum_and_spends_the_budget():
     c = 1.0 * 50.0 ** (np.arange(200) / 199)
     assert np.isclose(c, r["clip_norm"], rtol=1e-14).any()
     assert r["rnmm_epsilon"] == pytest.approx(0.3, rel=1e-14)
-    assert r["dpsgd_epsilon"] == pytest.approx(1.7, rel=1e-14)
+    assert r["dpsgd_epsilon"] == pytest.approx(1.65, rel=1e-14)
     assert r["batch_size"] == 50 and r["steps"] == 30 * 10
     with pytest.raises(ValueError, match="share"):
         dl.recommend_clip_norm(per_sample_norms=norms, epsilon=0.2, lo=1.0, hi=50.0)
-    with pytest.raises(ValueError, match="give lo and hi"):
+    with pytest.raises(ValueError, match="give --lo and --hi"):
         dl.recommend_clip_norm(per_sample_norms=norms, epsilon=2.0, lo=1.0)
 
 

@@ -34,6 +34,11 @@ def test_recommend_on_arrays_equals_the_cli_on_the_csv(cli, cli_text, tmp_path, 
     flags = cli_text("clipnorm", "recommend", "--help")
     args = ["clipnorm", "recommend", "--csv", path, "--label", "label", "--epsilon", 2,
             "--seed", 4, "--json"]
+    # Raw features: the default range [G(0), 3 G at ||x||^2 = d] misses these shifted rows
+    # (the range check refuses), so the raw case gives a public range that covers them.
+    bounds = {} if standardize else {"lo": 1.0, "hi": 1e4}
+    for k, v in bounds.items():
+        args += [f"--{k}", v]
     # The CLI's default may be either way (standardize by default, or only with the flag).
     if standardize and "--no-standardize" not in flags:
         args.append("--standardize")
@@ -43,7 +48,8 @@ def test_recommend_on_arrays_equals_the_cli_on_the_csv(cli, cli_text, tmp_path, 
     assert rc == 0, err
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        got = dl.recommend_clip_norm(X, y, epsilon=2.0, seed=4, standardize=standardize)
+        got = dl.recommend_clip_norm(X, y, epsilon=2.0, seed=4, standardize=standardize,
+                                     **bounds)
     assert (got["standardization"] is not None) == standardize
     for k, v in got.items():
         if k in want:
@@ -61,7 +67,8 @@ def test_lo_hi_default_as_the_cli_and_standardize_is_the_default(xy):
     assert r["candidates_hi"] == pytest.approx(3 * math.sqrt(2 * (d + 1)), rel=1e-15)
     s = r["standardization"]
     assert s is not None and s["method"] != "public"
-    # The whole budget is accounted: standardization (0.1 eps) + RNMM (0.3) + DP-SGD.
+    # The whole budget is accounted: standardization (0.1 eps) + range check (0.05) + RNMM
+    # (0.3) + DP-SGD.
     assert s["epsilon"] == pytest.approx(0.2, rel=1e-12)
     assert r["total_epsilon"] == pytest.approx(2.0, rel=1e-12)
     assert r["total_delta"] == pytest.approx(1e-5, rel=1e-12)
@@ -71,7 +78,7 @@ def test_lo_hi_default_as_the_cli_and_standardize_is_the_default(xy):
     r = dl.recommend_clip_norm(X, y, epsilon=2.0, public_scales=pub)
     assert r["standardization"]["epsilon"] == 0.0
     np.testing.assert_array_equal(r["standardization"]["mean"], pub[:, 0])
-    assert r["dpsgd_epsilon"] == pytest.approx(1.7, rel=1e-12)
+    assert r["dpsgd_epsilon"] == pytest.approx(1.65, rel=1e-12)
 
 
 def test_recommend_input_errors(xy):
@@ -89,16 +96,36 @@ def test_recommend_input_errors(xy):
         dl.recommend_clip_norm(X, y, epsilon=2.0, public_scales=np.ones((5, 3)))
 
 
+@pytest.mark.parametrize("extra", [[], ["--no-standardize"]])
+def test_a_range_the_cli_refuses_raises_its_message(cli, root, extra):
+    """breast_cancer at epsilon 2: the private standardization with the default std_share is
+    mostly noise (and raw features miss the standardized range), so the private range check
+    refuses; Python raises ValueError with the CLI's message, word for word."""
+    path = root / "data" / "breast_cancer.csv"
+    rc, _, err = cli("clipnorm", "recommend", "--csv", path, "--label", "target",
+                     "--epsilon", 2, *extra)
+    assert rc == 2 and err.startswith("error: the candidate range"), err
+    table = np.loadtxt(path, delimiter=",", skiprows=1)
+    header = path.read_text().splitlines()[0].split(",")
+    j = header.index("target")
+    X, y = np.delete(table, j, axis=1), table[:, j]
+    with pytest.raises(ValueError) as e:
+        dl.recommend_clip_norm(X, y, epsilon=2.0, standardize=not extra)
+    assert str(e.value) == err.removeprefix("error: ")
+
+
 def test_largest_candidate_warns():
     """All G_i above the range: every candidate has utility -1, the selection is uniform; the
-    seed below selects the last candidate, and the CLI's note becomes a warning."""
+    seed below selects the last candidate, and the CLI's note becomes a warning. (The range
+    check, which would refuse this range, is skipped: check_epsilon=0.)"""
     norms = np.full(50, 1e3)
     hits = []
     for seed in range(200):
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             r = dl.recommend_clip_norm(per_sample_norms=norms, epsilon=2.0, lo=1, hi=2,
-                                       grid_size=4, seed=seed, steps=10, batch_size=5)
+                                       grid_size=4, seed=seed, steps=10, batch_size=5,
+                                       check_epsilon=0)
         assert r["at_range_end"] == any("largest candidate" in str(x.message) for x in w)
         hits.append(r["at_range_end"])
     # Binomial(200, 1/4): mean 50, sd 6.1; these bounds are 4.9 sd away.

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 
-use dpsgd_lab::clipnorm::recommend::{AdviceRequest, ClipNormAdvice, NormsSource, recommend};
+use dpsgd_lab::clipnorm::recommend::{
+    AdviceData, AdviceRequest, ClipNormAdvice, NormsSource, PublicValues, recommend,
+};
 use dpsgd_lab::clipnorm::train_config::train_config;
 use dpsgd_lab::clipnorm::{RunOptions, StudyConfig, run_study};
 use dpsgd_lab::config::load_toml;
@@ -166,8 +168,10 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
         (None, None) => NormsSource::Lipschitz,
     };
     let advice = recommend(&AdviceRequest {
-        csv: a.csv.clone(),
-        label: a.label.clone(),
+        data: AdviceData::Csv {
+            path: a.csv.clone(),
+            label: a.label.clone(),
+        },
         loss: a.loss.clone(),
         // Standardized by default for the loss's G_i; user-supplied norms do not depend on the
         // features' scale, so they are standardized only when asked.
@@ -178,8 +182,8 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
             || a.public_scales.is_some()
             || (!a.no_standardize && norms == NormsSource::Lipschitz),
         std_share: a.std_share,
-        feature_bounds: a.feature_bounds.clone(),
-        public_scales: a.public_scales.clone(),
+        feature_bounds: a.feature_bounds.clone().map(PublicValues::File),
+        public_scales: a.public_scales.clone().map(PublicValues::File),
         epsilon: a.epsilon,
         delta: a.delta,
         share: a.share,

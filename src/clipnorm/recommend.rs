@@ -46,16 +46,69 @@ pub enum NormsSource {
     Column(String),
     /// A file with one value per CSV row.
     File(PathBuf),
+    /// One value per row of the data, given in memory (before any split, as a file's).
+    Values(Vec<f64>),
+}
+
+/// Where the private data set comes from.
+#[derive(Debug, Clone)]
+pub enum AdviceData {
+    /// A CSV with a header row and numeric columns.
+    Csv {
+        /// Path of the CSV file.
+        path: PathBuf,
+        /// Name of the label column (class indices 0..m-1); every other column is a feature.
+        label: String,
+    },
+    /// Features and labels in memory (e.g. arrays from Python).
+    Memory {
+        /// The data set (every row; a split is taken from it as from a CSV's rows).
+        data: Dataset,
+        /// Reported in place of the CSV path.
+        name: String,
+    },
+}
+
+/// Public per-feature values (bounds C_j, or "mean,scale" pairs): a file of lines, or rows in
+/// memory.
+#[derive(Debug, Clone)]
+pub enum PublicValues {
+    /// A file of numeric lines (blank lines and `#` comments skipped; a non-numeric first line
+    /// is a header).
+    File(PathBuf),
+    /// One row per feature, in memory.
+    Rows(Vec<Vec<f64>>),
+}
+
+impl PublicValues {
+    /// The rows (each `width` finite values) and how errors name them (`flag FILE`, or the
+    /// flag's name as a keyword for rows in memory).
+    fn rows(&self, flag: &str, width: usize) -> Result<(Vec<Vec<f64>>, String)> {
+        match self {
+            PublicValues::File(p) => Ok((read_rows(p, width)?, format!("{flag} {}", p.display()))),
+            PublicValues::Rows(r) => {
+                let name = flag.trim_start_matches('-').replace('-', "_");
+                if let Some(i) = r
+                    .iter()
+                    .position(|v| v.len() != width || !v.iter().all(|x| x.is_finite()))
+                {
+                    return Err(Error::data(format!(
+                        "{name}, row {}: expected {width} finite values",
+                        i + 1
+                    )));
+                }
+                Ok((r.clone(), name))
+            }
+        }
+    }
 }
 
 /// The inputs of `clipnorm recommend`: the data, the total budget, and the public choices of the
 /// mechanisms (candidate range, steps, batch size, accountant, seed).
 #[derive(Debug, Clone)]
 pub struct AdviceRequest {
-    /// The private data set: a CSV with a header row and numeric columns.
-    pub csv: PathBuf,
-    /// Name of the label column (class indices 0..m-1); every other column is a feature.
-    pub label: String,
+    /// The private data set: a CSV, or features and labels in memory.
+    pub data: AdviceData,
     /// "logistic" or "softmax" (the same multinomial logistic loss).
     pub loss: String,
     /// Standardize the features before computing G_i, with parameters released by
@@ -66,9 +119,9 @@ pub struct AdviceRequest {
     pub std_share: Option<f64>,
     /// File of public per-feature bounds C_j on |x_j| (one per feature): the DP estimate then
     /// skips its private bounds.
-    pub feature_bounds: Option<PathBuf>,
+    pub feature_bounds: Option<PublicValues>,
     /// File of public per-feature "mean,scale" lines: standardization at no privacy cost.
-    pub public_scales: Option<PathBuf>,
+    pub public_scales: Option<PublicValues>,
     /// Total privacy budget epsilon, split by basic composition between standardization, RNMM
     /// and DP-SGD.
     pub epsilon: f64,
@@ -113,9 +166,9 @@ pub struct AdviceRequest {
 /// data such as the true G_1 is reported).
 #[derive(Debug, Clone, Serialize)]
 pub struct ClipNormAdvice {
-    /// Path of the data set, as given.
+    /// Path of the data set, as given (or the name of data given in memory).
     pub csv: String,
-    /// Name of the label column.
+    /// Name of the label column (empty for data given in memory).
     pub label: String,
     /// Rows the private statistics and DP-SGD use (the training part with a split; public: the
     /// sampling rate q = b / n uses it).
@@ -128,7 +181,7 @@ pub struct ClipNormAdvice {
     pub d: usize,
     /// The loss name as requested ("logistic" or "softmax").
     pub loss: String,
-    /// `lipschitz`, `column <name>` or `file <path>`.
+    /// `lipschitz`, `column <name>`, `file <path>` or `per_sample_norms` (values in memory).
     pub norms_source: String,
     /// Total privacy budget epsilon requested.
     pub epsilon: f64,
@@ -274,11 +327,10 @@ fn read_rows(path: &Path, width: usize) -> Result<Vec<Vec<f64>>> {
 /// (epsilon, delta) it takes.
 fn std_source(req: &AdviceRequest, d: usize) -> Result<(StdSource, f64)> {
     if let Some(p) = &req.public_scales {
-        let rows = read_rows(p, 2)?;
+        let (rows, what) = p.rows("--public-scales", 2)?;
         if rows.len() != d {
             return Err(Error::data(format!(
-                "--public-scales {} has {} 'mean,scale' lines but the data have d = {d} features",
-                p.display(),
+                "{what} has {} 'mean,scale' lines but the data have d = {d} features",
                 rows.len()
             )));
         }
@@ -294,11 +346,10 @@ fn std_source(req: &AdviceRequest, d: usize) -> Result<(StdSource, f64)> {
     };
     let bounds = match &req.feature_bounds {
         Some(p) => {
-            let rows = read_rows(p, 1)?;
+            let (rows, what) = p.rows("--feature-bounds", 1)?;
             if rows.len() != d {
                 return Err(Error::data(format!(
-                    "--feature-bounds {} has {} values but the data have d = {d} features",
-                    p.display(),
+                    "{what} has {} values but the data have d = {d} features",
                     rows.len()
                 )));
             }
@@ -356,7 +407,10 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         &format!("RNMM grid_size = {}", req.grid_size),
         24.0 * req.grid_size as f64,
     )?;
-    let csv = req.csv.display().to_string();
+    let (csv, label) = match &req.data {
+        AdviceData::Csv { path, label } => (path.display().to_string(), label.clone()),
+        AdviceData::Memory { name, .. } => (name.clone(), String::new()),
+    };
     let split = match req.test_fraction {
         Some(f) => Some(crate::data::split::SplitSpec {
             test_fraction: check_open("--test-fraction", f, 0.0, 1.0)?,
@@ -364,14 +418,25 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
         }),
         None => None,
     };
-    let spec = CsvSpec {
-        path: csv.clone(),
-        label: req.label.clone(),
-        split: split.clone(),
-        standardize: false,
-    };
     // Every private statistic below uses the training part only: the test part stays unseen.
-    let (mut data, test) = spec.load_split()?;
+    let (mut data, test) = match &req.data {
+        AdviceData::Csv { .. } => CsvSpec {
+            path: csv.clone(),
+            label: label.clone(),
+            split: split.clone(),
+            standardize: false,
+        }
+        .load_split()?,
+        // The same seeded shuffle as `CsvSpec::load_split`.
+        AdviceData::Memory { data, .. } => match &split {
+            Some(s) => {
+                let (a, b) =
+                    data.train_test_split(s.test_fraction, &mut stream(s.seed, 0, Purpose::Split))?;
+                (a, Some(b))
+            }
+            None => (data.clone(), None),
+        },
+    };
     let n_test = test.map_or(0, |t| t.n);
     // Every public parameter is checked before any mechanism runs (and spends budget).
     let n = data.n;
@@ -465,10 +530,29 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
     let (std_epsilon, std_delta) = standardization
         .as_ref()
         .map_or((0.0, 0.0), |s| (s.epsilon, s.delta));
+    // One value per row of the data (before the split), of which the training part is kept.
+    let per_row = |v: Vec<f64>, what: &str| -> Result<Vec<f64>> {
+        let rows = n + n_test;
+        if v.len() != rows {
+            return Err(Error::data(format!(
+                "{what} has {} values but {csv} has {rows} rows; give one norm per row",
+                v.len()
+            )));
+        }
+        match &split {
+            Some(sp) => training_part(v, sp),
+            None => Ok(v),
+        }
+    };
     let (g, source) = match &req.norms {
         NormsSource::Lipschitz => (logistic_lipschitz(&data)?, "lipschitz".to_string()),
         NormsSource::Column(c) => {
-            if c == &req.label {
+            if !matches!(req.data, AdviceData::Csv { .. }) {
+                return Err(Error::param(format!(
+                    "--norms-column '{c}' names a CSV column, but the data are not a CSV"
+                )));
+            }
+            if c == &label {
                 return Err(Error::param(format!(
                     "--norms-column '{c}' is the label column; name the column of per-sample norms"
                 )));
@@ -481,22 +565,14 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
             .map_err(|e| Error::data(format!("--norms-column '{c}': {e}")))?;
             (col.y, format!("column {c}"))
         }
-        NormsSource::File(p) => {
-            let v = read_norms_file(p)?;
-            let rows = n + n_test;
-            if v.len() != rows {
-                return Err(Error::data(format!(
-                    "--norms {} has {} values but {csv} has {rows} rows; give one norm per row",
-                    p.display(),
-                    v.len()
-                )));
-            }
-            let v = match &split {
-                Some(sp) => training_part(v, sp)?,
-                None => v,
-            };
-            (v, format!("file {}", p.display()))
-        }
+        NormsSource::File(p) => (
+            per_row(read_norms_file(p)?, &format!("--norms {}", p.display()))?,
+            format!("file {}", p.display()),
+        ),
+        NormsSource::Values(v) => (
+            per_row(v.clone(), "per_sample_norms")?,
+            "per_sample_norms".to_string(),
+        ),
     };
     if let Some((i, v)) = g
         .iter()
@@ -590,7 +666,7 @@ pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
     }
     Ok(ClipNormAdvice {
         csv,
-        label: req.label.clone(),
+        label,
         n,
         split,
         n_test,

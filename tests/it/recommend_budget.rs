@@ -204,3 +204,64 @@ fn predict_and_accuracy_read_the_documented_weight_layout() {
         .to_string();
     assert!(e.contains("does not classify"), "{e}");
 }
+
+/// The library's recommendation on data in memory (what the Python bindings call) is the CSV's,
+/// split and all: the same training rows, random streams, range check and budget split; per-row
+/// norms in memory equal the same norms read from a file.
+#[test]
+fn recommend_on_memory_data_equals_the_csv() {
+    use dpsgd_lab::clipnorm::recommend::{AdviceData, AdviceRequest, NormsSource, recommend};
+    let path = "data/breast_cancer.csv";
+    let all = dpsgd_lab::data::csv::CsvSpec::new(path, "target")
+        .read()
+        .unwrap();
+    let csv = || AdviceData::Csv {
+        path: path.into(),
+        label: "target".into(),
+    };
+    let memory = || AdviceData::Memory {
+        data: all.clone(),
+        name: path.into(),
+    };
+    let run = |data, norms, lo: Option<f64>| {
+        let mut a = recommend(&AdviceRequest {
+            data,
+            loss: "logistic".into(),
+            standardize: norms == NormsSource::Lipschitz,
+            std_share: Some(0.5),
+            feature_bounds: None,
+            public_scales: None,
+            epsilon: 2.0,
+            delta: 1e-5,
+            share: None,
+            steps: None,
+            batch_size: None,
+            norms,
+            lo,
+            hi: lo.map(|_| 1e5),
+            grid_size: 200,
+            accountant: "rdp".into(),
+            seed: 3,
+            check_epsilon: None,
+            test_fraction: Some(0.2),
+            split_seed: 5,
+            epochs: Some(30.0),
+        })
+        .unwrap();
+        a.label = "target".into();
+        serde_json::to_value(&a).unwrap()
+    };
+    let want = run(csv(), NormsSource::Lipschitz, None);
+    assert_eq!(want["n"], 455);
+    assert_eq!(run(memory(), NormsSource::Lipschitz, None), want);
+    // Raw G_i of the logistic loss (all in [1, 1e5] on these data) as per-row norms.
+    let raw = LossSpec::Logistic { classes: None }.build(&all).unwrap();
+    let g = dpsgd_lab::loss::lipschitz_constants(raw.as_ref(), &all).unwrap();
+    let dir = common::tmpdir("recommend_memory");
+    let file = dir.join("norms.txt");
+    let text: String = g.iter().map(|v| format!("{v:?}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let mut from_file = run(csv(), NormsSource::File(file), Some(1.0));
+    from_file["norms_source"] = "per_sample_norms".into();
+    assert_eq!(run(memory(), NormsSource::Values(g), Some(1.0)), from_file);
+}
