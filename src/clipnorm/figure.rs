@@ -16,13 +16,16 @@ pub fn draw(t: &StudyTable, png: &Path, svg: &Path) -> Result<()> {
     figure(t).save(png, svg)
 }
 
+/// The label of the line between the clip norms at most G_1 and those above it.
+pub const G1_GUIDE: &str = "τ <= G_1 | τ > G_1";
+
 /// The study's table as a figure: accuracies in percent.
 pub fn figure(t: &StudyTable) -> CategoryFigure {
     let k = t.taus.len();
     let (ylo, yhi) = accuracy_window(t);
     // G_1 marker: between the last tau <= G_1 and the first above.
     let guides = match t.taus.iter().rposition(|p| p.le_g1 == Some(true)) {
-        Some(i) if i + 1 < k => vec![i as f64 + 0.5],
+        Some(i) if i + 1 < k => vec![(i as f64 + 0.5, G1_GUIDE.to_string())],
         _ => Vec::new(),
     };
     let ne = t.columns.len();
@@ -205,7 +208,7 @@ mod tests {
         assert_eq!(f.categories, vec!["0.1", "2 (0%)", "5 (100%)"]);
         assert_eq!(f.x_label, "clip norm τ (% = percentile of the G_i)");
         // G_1 lies between the second tau (<= G_1) and the third.
-        assert_eq!(f.guides, vec![1.5]);
+        assert_eq!(f.guides, vec![(1.5, G1_GUIDE.to_string())]);
         assert_eq!(f.series.len(), 3);
         // Two epsilons sit at -0.06 and +0.06 of their tau; the missing cell is left out.
         let s0 = &f.series[0];

@@ -571,7 +571,7 @@ pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
             })
             .collect(),
         y_range: ((lo - 0.45 * span).max(0.0), hi + 0.08 * span),
-        guides: vec![k as f64 - 1.5],
+        guides: vec![(k as f64 - 1.5, "private | oracle (not private)".to_string())],
         series,
         palette: Palette::Tableau,
         legend: Corner::LowerLeft,

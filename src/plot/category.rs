@@ -48,9 +48,9 @@ pub struct CategoryFigure {
     pub categories: Vec<String>,
     /// The drawn y range (lo, hi).
     pub y_range: (f64, f64),
-    /// x positions of vertical guide lines (e.g. a threshold between two categories), drawn
-    /// under the series across the whole y range.
-    pub guides: Vec<f64>,
+    /// Vertical guide lines (e.g. a threshold between two categories) at x, drawn under the
+    /// series across the whole y range, each with a label printed at its top.
+    pub guides: Vec<(f64, String)>,
     /// Series, drawn in order (later ones on top).
     pub series: Vec<Series>,
     /// The colors of the series' indices.
@@ -117,13 +117,22 @@ impl Render for CategoryFigure {
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 16))
             .draw()?;
-        for &x in &self.guides {
+        for (x, label) in &self.guides {
             chart.draw_series(DashedLineSeries::new(
-                vec![(x, y0), (x, y1)],
+                vec![(*x, y0), (*x, y1)],
                 4,
                 4,
                 BLACK.mix(0.35).stroke_width(1),
             ))?;
+            let style = ("sans-serif", 13)
+                .into_font()
+                .color(&BLACK.mix(0.6))
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            chart.draw_series(std::iter::once(Text::new(
+                label.clone(),
+                (*x, y1 - 0.01 * (y1 - y0)),
+                style,
+            )))?;
         }
         draw_series(
             &mut chart,
@@ -150,7 +159,7 @@ mod tests {
     use super::super::{Style, color};
     use super::*;
 
-    fn fig(guides: Vec<f64>) -> CategoryFigure {
+    fn fig(guides: Vec<(f64, String)>) -> CategoryFigure {
         CategoryFigure {
             title: "title T".into(),
             x_label: "x X".into(),
@@ -201,12 +210,12 @@ mod tests {
 
     #[test]
     fn category_figure_draws_labels_palette_and_guides() {
-        let f = fig(vec![1.5]);
+        let f = fig(vec![(1.5, "guide G".into())]);
         assert_eq!(f.x_range(), (-0.5, 2.5));
         let s = svg(&f);
         for text in [
             "title T", "x X", "y Y", "cat-a", "cat-b", "cat-c", "first", "second", "level",
-            "note N",
+            "note N", "guide G",
         ] {
             assert!(s.contains(text), "'{text}' missing from the SVG");
         }
@@ -221,7 +230,7 @@ mod tests {
         let shown = ticks(&s);
         assert!(shown.iter().any(|&y| y > 85.0), "{shown:?}");
         assert!(shown.iter().all(|&y| y <= 95.0), "{shown:?}");
-        let mut all = fig(vec![1.5]);
+        let mut all = fig(vec![(1.5, "guide G".into())]);
         all.y_label_max = None;
         assert!(ticks(&svg(&all)).iter().any(|&y| y > 95.0));
     }
@@ -243,7 +252,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("dpsgd_plot_category_{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let (png, svg) = (dir.join("f.png"), dir.join("f.svg"));
-        fig(vec![0.5]).save(&png, &svg).unwrap();
+        fig(vec![(0.5, "guide G".into())]).save(&png, &svg).unwrap();
         let png_bytes = std::fs::read(&png).unwrap();
         assert_eq!(&png_bytes[1..4], b"PNG");
         assert!(std::fs::read_to_string(&svg).unwrap().contains("cat-b"));
