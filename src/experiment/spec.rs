@@ -177,7 +177,8 @@ pub struct ScaleSpec {
     pub points: usize,
     /// Replicates R per cell.
     pub replicates: usize,
-    /// Iterates K per run at which the risk is evaluated (drawn uniformly from 0..T).
+    /// Iterates K per run at which the risk is evaluated (stratified: one uniform step in each
+    /// K-th of 0..T).
     pub iterates: usize,
     /// Bootstrap resamples.
     #[serde(default = "default_bootstrap")]
