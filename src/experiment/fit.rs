@@ -70,9 +70,9 @@ impl Sample<'_> {
             .collect()
     }
 
-    /// OLS slope of log mean on log phi over `keep`, with cell means over the replicates
-    /// `idx` (None: all); None when a mean is not positive.
-    fn slope(&self, keep: &[usize], idx: Option<&[usize]>, y: &mut Vec<f64>) -> Option<f64> {
+    /// OLS (slope, intercept) of log mean on log phi over `keep`, with cell means over the
+    /// replicates `idx` (None: all); None when a mean is not positive.
+    fn line(&self, keep: &[usize], idx: Option<&[usize]>, y: &mut Vec<f64>) -> Option<(f64, f64)> {
         y.clear();
         for &i in keep {
             let r = &self.reps[i];
@@ -86,7 +86,7 @@ impl Sample<'_> {
             y.push(m.ln());
         }
         let x: Vec<f64> = keep.iter().map(|&i| self.phis[i].ln()).collect();
-        ols(&x, y).map(|p| p.0)
+        ols(&x, y)
     }
 }
 
@@ -122,8 +122,8 @@ impl JointBootstrap {
                     *j = rng.random_range(0..r);
                 }
                 for (j, s) in series.iter().enumerate() {
-                    let b = s.slope(&keeps[j], Some(&idx), &mut y);
-                    slopes[j].push(b.unwrap_or(f64::NAN));
+                    let b = s.line(&keeps[j], Some(&idx), &mut y);
+                    slopes[j].push(b.map_or(f64::NAN, |l| l.0));
                 }
             }
         }
@@ -132,11 +132,7 @@ impl JointBootstrap {
             .zip(&keeps)
             .zip(&slopes)
             .map(|((s, keep), b)| {
-                let (slope, intercept) = {
-                    let x: Vec<f64> = keep.iter().map(|&i| s.phis[i].ln()).collect();
-                    let y: Vec<f64> = keep.iter().map(|&i| mean(&s.reps[i]).ln()).collect();
-                    ols(&x, &y)?
-                };
+                let (slope, intercept) = s.line(keep, None, &mut Vec::new())?;
                 let (lo, hi) = interval(b.iter().copied())?;
                 let phi = keep.iter().map(|&i| s.phis[i]);
                 Some(Fit {

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use super::fit::{self, Fit};
 use super::probability::NO_POWER;
 use super::probability::Probability;
-use super::results::CellResult;
+use super::results::{CellResult, ReplicateResult};
 use super::spec::fmt_k;
-use super::verdict::{BAND, DO_NOTHING, Role, SeriesSummary, SpecSummary, reps_of, sig};
+use super::verdict::{BAND, DO_NOTHING, Role, SeriesSummary, SpecSummary, cell_mean, reps_of, sig};
 
 pub(crate) fn fmt_fit(f: &Option<Fit>) -> String {
     match f {
@@ -232,11 +232,11 @@ pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellRe
     }
     let _ = writeln!(out, "\n![{}]({plot_file})\n", s.title);
     out.push_str("Cells (mean over replicates; risk at w0 = the do-nothing risk; lambda_min S = relaxation times covered, S = T eta):\n\n| cell | series | phi | n | epsilon | T | mean OR | mean bound | mean risk at w0 | OR / risk at w0 | mean lambda_min S | mean clipped fraction |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    let opt_mean =
-        |v: Option<Vec<f64>>| v.map_or("n/a".to_string(), |v| format!("{:.4e}", fit::mean(&v)));
+    let opt_mean = |c: &CellResult, f: fn(&ReplicateResult) -> Option<f64>| {
+        cell_mean(c, f).map_or("n/a".to_string(), |m| format!("{m:.4e}"))
+    };
     for c in cells.values() {
         let or = fit::mean(&reps_of(c));
-        let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
         let _ = writeln!(
             out,
             "| {} | {} | {:.4e} | {} | {:.4} | {} | {:.4e} | {} | {} | {} | {} | {} |",
@@ -247,16 +247,11 @@ pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellRe
             c.epsilon,
             c.steps,
             or,
-            b.map(|b| format!("{:.4e}", fit::mean(&b)))
-                .unwrap_or("n/a".into()),
-            opt_mean(c.replicates.iter().map(|r| r.risk0).collect()),
-            c.replicates
-                .iter()
-                .map(|r| r.risk0)
-                .collect::<Option<Vec<f64>>>()
-                .map_or("n/a".into(), |r0| sig(or / fit::mean(&r0))),
-            opt_mean(c.replicates.iter().map(|r| r.lambda_s).collect()),
-            opt_mean(c.replicates.iter().map(|r| r.clipped).collect()),
+            opt_mean(c, |r| r.bound),
+            opt_mean(c, |r| r.risk0),
+            cell_mean(c, |r| r.risk0).map_or("n/a".into(), |r0| sig(or / r0)),
+            opt_mean(c, |r| r.lambda_s),
+            opt_mean(c, |r| r.clipped),
         );
     }
     out

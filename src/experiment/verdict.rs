@@ -404,7 +404,10 @@ fn bound_check(spec: &Spec, s: usize, role: Role, cs: &[&CellResult]) -> BoundCh
 }
 
 /// Mean over replicates of an optional per-replicate value; None if any replicate lacks it.
-fn cell_mean(c: &CellResult, f: impl Fn(&ReplicateResult) -> Option<f64>) -> Option<f64> {
+pub(crate) fn cell_mean(
+    c: &CellResult,
+    f: impl Fn(&ReplicateResult) -> Option<f64>,
+) -> Option<f64> {
     let v: Option<Vec<f64>> = c.replicates.iter().map(f).collect();
     v.filter(|v| !v.is_empty()).map(|v| fit::mean(&v))
 }
