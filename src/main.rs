@@ -48,6 +48,13 @@ enum Command {
     Run(cli::run::RunArgs),
     /// Run every experiment spec in simulations/ and print the verification table.
     Verify(cli::verify::VerifyArgs),
+    /// Clip-norm law: sweep constant clip norms at every phi, fit how the best clip norm and
+    /// the best risk scale with phi and k, and what tau = max G_i (uniform Lipschitz) costs.
+    ///
+    /// Runs every spec with a [clip_sweep] table in simulations/cliplaw/ (quick scale: minutes;
+    /// --full: the committed results of paper_refs/cliplaw.md). Each spec is also a `run` /
+    /// `merge` spec (shards, --resume).
+    Cliplaw(cli::cliplaw::CliplawArgs),
     /// Merge the shards of a sharded run into exactly what an unsharded run writes.
     Merge(cli::merge::MergeArgs),
 }
@@ -166,6 +173,13 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         &["dpsgd-lab verify", "dpsgd-lab verify --only huber"],
     ),
     (
+        "cliplaw",
+        &[
+            "dpsgd-lab cliplaw --only appendix_l",
+            "dpsgd-lab run simulations/cliplaw/cliplaw_appendix_l.toml --shard 1/2",
+        ],
+    ),
+    (
         "merge",
         &[
             "dpsgd-lab run simulations/thm62_j1_huber.toml --shard 1/2",
@@ -224,6 +238,7 @@ fn main() {
         Command::Clipnorm(a) => cli::clipnorm::run(a),
         Command::Run(a) => cli::run::run(a),
         Command::Verify(a) => cli::verify::run(a),
+        Command::Cliplaw(a) => cli::cliplaw::run(a),
         Command::Merge(a) => cli::merge::run(a),
     };
     if let Err(e) = result {

@@ -30,6 +30,16 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         Error::Config(m) => anyhow::anyhow!("merge: {m}"),
         e => e.into(),
     })?;
+    if spec.raw.clip_sweep.is_some() {
+        let s = experiment::cliplaw::finalize(&spec, &cells, &out, None)?;
+        print!("{}", super::cliplaw::text(std::slice::from_ref(&s)));
+        println!(
+            "merged {} cells into {}/results.jsonl",
+            cells.len(),
+            out.display()
+        );
+        return super::cliplaw::beats_exit(std::slice::from_ref(&s));
+    }
     let summary = experiment::finalize(&spec, &cells, &out, None)?;
     print!("{}", report::text_table(&report::table_rows(&summary)));
     println!(

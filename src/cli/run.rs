@@ -105,6 +105,19 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if cells.len() != spec.cells() {
         bail!("only {} of {} cells finished", cells.len(), spec.cells());
     }
+    if spec.raw.clip_sweep.is_some() {
+        let s = experiment::cliplaw::finalize(&spec, &cells, &out, None)?;
+        if args.json {
+            println!("{}", super::json::to_string(&s)?);
+        } else {
+            print!("{}", super::cliplaw::text(std::slice::from_ref(&s)));
+            println!(
+                "wrote {}/{{results.jsonl, summary.json, report.md}} and 3 figures in {wall:.1} s",
+                out.display()
+            );
+        }
+        return super::cliplaw::beats_exit(std::slice::from_ref(&s));
+    }
     let summary = experiment::finalize(&spec, &cells, &out, None)?;
     let rows = report::table_rows(&summary);
     if args.json {

@@ -47,7 +47,10 @@ pub fn spec_files(dir: &PathBuf) -> Result<Vec<PathBuf>> {
         let p = e?.path();
         if p.extension().is_some_and(|x| x == "toml") {
             let text = std::fs::read_to_string(&p)?;
-            if text.lines().any(|l| l.trim() == "[sweep]") {
+            // Clip-norm sweeps have their own command (`cliplaw`).
+            if text.lines().any(|l| l.trim() == "[sweep]")
+                && !text.lines().any(|l| l.trim() == "[clip_sweep]")
+            {
                 v.push(p);
             }
         }

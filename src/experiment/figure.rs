@@ -137,6 +137,7 @@ pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>)
     let phis: Vec<f64> = cells.values().map(|c| c.phi).collect();
     let lo = phis.iter().cloned().fold(f64::INFINITY, f64::min);
     Figure {
+        legend: crate::plot::Corner::LowerRight,
         title: s.title.clone(),
         x_label: "phi = sqrt(nu d log(1/delta)) / (n eps)".into(),
         y_label: format!("OR = {}", s.risk),

@@ -179,7 +179,7 @@ pub struct Difference {
 }
 
 /// The 2.5% and 97.5% quantiles of the finite values; None when there are none.
-fn interval(v: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+pub fn interval(v: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let mut v: Vec<f64> = v.filter(|x| x.is_finite()).collect();
     if v.is_empty() {
         return None;

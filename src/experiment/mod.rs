@@ -6,6 +6,7 @@
 //! order), `summary.json`, `report.md` and `<name>.png` / `<name>.svg`. None of them holds a
 //! timing, so a sharded run merged with [`merge`] reproduces them byte for byte.
 
+pub mod cliplaw;
 pub mod figure;
 pub mod fit;
 mod notes;

@@ -241,7 +241,7 @@ pub fn run_replicate(
         }
         None => Projection::None,
     };
-    let g = moment_bound_g(spec, ser.stream_series(s))?;
+    let g = moment_bound_g(spec, ser.data_series(s))?;
     let sched = schedule_theorem(raw.theorem);
     let mut params = TheoryParams {
         k: Some(ser.k),
@@ -347,6 +347,22 @@ pub fn run_replicate(
         ClipNorm::Theorem => pres.bound,
     };
     let steps = cfg.steps;
+    // A clip-norm sweep calibrates the noise to (epsilon, delta) with an accountant (Thm 3.4
+    // with nu = 1 is not shown to be (epsilon, delta)-DP), so that Thm 6.6 applies to every arm.
+    let noise_multiplier = match &raw.clip_sweep {
+        Some(cs) => {
+            let z = super::cliplaw::calibrated_z(
+                cs.accountant,
+                b / point.n as f64,
+                steps,
+                point.epsilon,
+                raw.privacy.delta,
+            )?;
+            cfg.noise = crate::dpsgd::NoiseSpec::Multiplier { z };
+            Some(z)
+        }
+        None => None,
+    };
     let RunSchedule { tau, eta, .. } = pres.run_schedule()?;
     let grad_risk = gradient_risk(raw.theorem);
     let mut gbuf = vec![0.0; p];
@@ -399,6 +415,7 @@ pub fn run_replicate(
             risk: total / raw.runs_per_data as f64,
             risk0: Some(risk0),
             clipped: Some(clipped / raw.runs_per_data as f64),
+            noise_multiplier,
             lambda_s,
             bound,
             c: cst,

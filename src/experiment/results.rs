@@ -73,6 +73,10 @@ pub struct ReplicateResult {
     /// (mean over the runs on this data set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clipped: Option<f64>,
+    /// The noise multiplier z calibrated by an accountant (clip-norm sweeps; None: Thm 3.4's
+    /// noise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_multiplier: Option<f64>,
 }
 
 /// A finished cell: one line of the results file.

@@ -60,6 +60,13 @@ pub struct ExperimentSpec {
     /// same G, same random streams), so the report can show what the heavy tail changes.
     #[serde(default = "yes")]
     pub controls: bool,
+    /// A clip-norm sweep (the `cliplaw` experiment): each declared series becomes a log grid of
+    /// constant clip norms plus the uniform-Lipschitz clip (tau = max_i G_i) and the theorem's
+    /// tau(phi), all on the same data and random streams, with the noise calibrated to (epsilon,
+    /// delta) by an accountant. Such a spec has no bounded-data twins (`controls` is ignored):
+    /// its bounded control is a series of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clip_sweep: Option<crate::experiment::cliplaw::ClipSweepSpec>,
     /// Quick scale (default of `run` and `verify`).
     pub quick: ScaleSpec,
     /// Publication scale (`--full`).
@@ -237,12 +244,28 @@ pub struct SeriesSpec {
     /// the same schedule, G and random streams as series `i`, on data with every G_i = G.
     #[serde(skip_deserializing, default, skip_serializing_if = "Option::is_none")]
     pub control_of: Option<usize>,
+    /// Set by [`Spec::new`] on the arms of a clip-norm sweep (never read from TOML): the
+    /// declared series this arm expands and which clip norm it runs.
+    #[serde(skip_deserializing, default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<crate::experiment::cliplaw::SweepSlot>,
 }
 
 impl SeriesSpec {
     /// The series whose random streams (sampling, noise, iterate fractions) this one uses: its
     /// own, or for a control those of the series it controls (common random numbers).
     pub fn stream_series(&self, s: usize) -> usize {
+        match (self.control_of, self.sweep) {
+            (Some(of), _) => of,
+            // Every arm of a sweep keys its streams by its declared series, so tau changes
+            // nothing but tau (common random numbers across the grid).
+            (None, Some(w)) => w.group,
+            (None, None) => s,
+        }
+    }
+
+    /// The series whose data spec and G this one shares: a control's own series (its data
+    /// are bounded by that series' G), otherwise itself.
+    pub fn data_series(&self, s: usize) -> usize {
         self.control_of.unwrap_or(s)
     }
 }
@@ -276,6 +299,8 @@ pub struct Spec {
     pub iterates: usize,
     /// Bootstrap resamples.
     pub bootstrap: usize,
+    /// (n, d) of a CSV data source, read once when the spec is validated.
+    pub csv_shape: Option<(usize, usize)>,
 }
 
 impl Spec {
@@ -366,7 +391,10 @@ impl Spec {
             ));
         }
         let mut raw = raw;
-        if raw.controls {
+        if let Some(cs) = raw.clip_sweep.clone() {
+            cs.check()?;
+            crate::experiment::cliplaw::expand(&mut raw, &cs);
+        } else if raw.controls {
             add_controls(&mut raw);
         }
         let sc = match scale {
@@ -403,7 +431,15 @@ impl Spec {
                 (sc.phi_max.ln() + t * (sc.phi_min.ln() - sc.phi_max.ln())).exp()
             })
             .collect();
+        let csv_shape = match &raw.data {
+            DataSpec::Csv(c) => {
+                let d = c.load()?;
+                Some((d.n, d.d))
+            }
+            _ => None,
+        };
         let spec = Spec {
+            csv_shape,
             phis,
             replicates: sc.replicates,
             iterates: sc.iterates,
@@ -442,9 +478,24 @@ impl Spec {
         if let Some(of) = ser.control_of {
             return format!("{}: control (G_i = G)", self.label(of));
         }
+        if let Some(w) = ser.sweep {
+            return format!("{}: {}", self.group_label(w.group), w.arm);
+        }
         ser.label
             .clone()
             .unwrap_or_else(|| format!("k = {}", fmt_k(ser.k)))
+    }
+
+    /// Legend label of declared series `g` of a clip-norm sweep.
+    pub fn group_label(&self, g: usize) -> String {
+        let first = self
+            .raw
+            .series
+            .iter()
+            .find(|x| x.sweep.is_some_and(|w| w.group == g));
+        first
+            .and_then(|x| x.label.clone())
+            .unwrap_or_else(|| format!("k = {}", fmt_k(first.map_or(f64::NAN, |x| x.k))))
     }
 
     /// The control of series `s`, if it has one.
@@ -501,9 +552,7 @@ impl Spec {
         match &self.raw.data {
             DataSpec::Generated(g) => Ok(g.d),
             DataSpec::AppendixL(a) => Ok(a.d),
-            DataSpec::Csv(_) => Err(Error::Config(
-                "a CSV data source has no d before loading; use a generator".into(),
-            )),
+            DataSpec::Csv(_) => Ok(self.csv_shape.expect("read in Spec::new").1),
         }
     }
 
@@ -512,8 +561,13 @@ impl Spec {
         match &self.raw.data {
             DataSpec::Generated(g) => Ok(g.n),
             DataSpec::AppendixL(a) => Ok(a.n),
+            // A real data set has its own n: phi moves with epsilon only.
+            DataSpec::Csv(_) if self.raw.sweep.vary == Vary::Epsilon => {
+                Ok(self.csv_shape.expect("read in Spec::new").0)
+            }
             DataSpec::Csv(_) => Err(Error::Config(
-                "a CSV data source cannot be swept; use a generator".into(),
+                "a CSV data source has a fixed n: sweep phi by epsilon (sweep.vary = \"epsilon\")"
+                    .into(),
             )),
         }
     }

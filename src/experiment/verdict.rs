@@ -817,6 +817,7 @@ mod tests {
                 risk0: Some(risk0),
                 lambda_s: None,
                 clipped: None,
+                noise_multiplier: None,
             }],
         };
         let (a, b, c) = (cell(Some(0.5), 1.0), cell(Some(2.0), 1.0), cell(None, 1.0));

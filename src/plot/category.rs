@@ -25,7 +25,7 @@ pub enum Corner {
 }
 
 impl Corner {
-    fn position(self) -> SeriesLabelPosition {
+    pub(super) fn position(self) -> SeriesLabelPosition {
         match self {
             Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
             Corner::LowerRight => SeriesLabelPosition::LowerRight,

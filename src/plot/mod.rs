@@ -67,6 +67,8 @@ pub struct Figure {
     /// An x range to shade (e.g. the smallest decade, where verdicts are read), with its
     /// legend label.
     pub shade: Option<(f64, f64, String)>,
+    /// Where the legend box goes.
+    pub legend: Corner,
 }
 
 /// A log-axis tick label: "1e-3", "2e-3", "5e-3" at mantissas 1, 2, 5; empty otherwise (so the
@@ -439,7 +441,60 @@ impl Render for Figure {
             (y0, y1),
             YScale::Log,
         )?;
-        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        draw_legend(&mut chart, self.legend.position())?;
+        Ok(())
+    }
+}
+
+/// Several log-log figures side by side (row-major, `cols` per row), each with its own axes
+/// and legend, under one title.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panels {
+    /// Caption above the panels.
+    pub title: String,
+    /// The panels.
+    pub figures: Vec<Figure>,
+    /// Panels per row.
+    pub cols: usize,
+    /// (width, height) of one panel in pixels.
+    pub panel: (u32, u32),
+}
+
+impl Panels {
+    fn size(&self) -> (u32, u32) {
+        let cols = self.cols.clamp(1, self.figures.len().max(1));
+        let rows = self.figures.len().div_ceil(cols).max(1);
+        (
+            self.panel.0 * cols as u32,
+            self.panel.1 * rows as u32 + PANELS_CAPTION,
+        )
+    }
+
+    /// Writes `stem.png` and `stem.svg`.
+    pub fn save(&self, stem: &Path) -> Result<()> {
+        let png = stem.with_extension("png");
+        let svg = stem.with_extension("svg");
+        write_png_svg(self, &png, &svg, self.size())
+    }
+}
+
+/// Height of the caption band above a [`Panels`] figure.
+const PANELS_CAPTION: u32 = 40;
+
+impl Render for Panels {
+    fn render<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let (top, body) = root.split_vertically(PANELS_CAPTION);
+        top.titled(&self.title, ("sans-serif", 24))?;
+        let cols = self.cols.clamp(1, self.figures.len().max(1));
+        let rows = self.figures.len().div_ceil(cols).max(1);
+        for (f, area) in self
+            .figures
+            .iter()
+            .zip(body.split_evenly((rows, cols)).iter())
+        {
+            f.render(area)?;
+        }
         Ok(())
     }
 }

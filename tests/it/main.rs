@@ -6,6 +6,7 @@ mod accountant_properties;
 mod audit;
 mod bad_input;
 mod cli;
+mod cliplaw;
 mod clipnorm;
 mod clipnorm_methods;
 mod clipnorm_recommend;

@@ -1,0 +1,199 @@
+//! `dpsgd-lab cliplaw [--full]`: every clip-norm sweep in simulations/cliplaw/, one laws table.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use dpsgd_lab::experiment::cliplaw::{self, CliplawSummary, report};
+use dpsgd_lab::experiment::{self, RunOptions, Scale, Spec};
+
+/// Run every clip-norm sweep and print the laws of the best clip norm.
+#[derive(Debug, Args)]
+pub struct CliplawArgs {
+    /// Publication scale.
+    #[arg(long)]
+    pub full: bool,
+    /// Folder of the sweeps (every *.toml with a [clip_sweep] table).
+    #[arg(long, default_value = "simulations/cliplaw")]
+    pub specs: PathBuf,
+    /// Output folder (default results/cliplaw-quick or results/cliplaw-full).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Plots folder (default plots/ for --full, else OUT/plots).
+    #[arg(long)]
+    pub plots: Option<PathBuf>,
+    /// Only sweeps whose name contains this.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Continue an interrupted run.
+    #[arg(long)]
+    pub resume: bool,
+    /// No progress bars.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print the summaries as one JSON array on the last line.
+    #[arg(long)]
+    pub json: bool,
+    /// Run even when the estimated work exceeds the limit.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// The sweep specs in `dir`: *.toml files with a `[clip_sweep]` table, sorted by name.
+pub fn sweep_files(dir: &PathBuf) -> Result<Vec<PathBuf>> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
+        let p = e?.path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let text = std::fs::read_to_string(&p)?;
+            if text.lines().any(|l| l.trim() == "[clip_sweep]") {
+                v.push(p);
+            }
+        }
+    }
+    v.sort();
+    if v.is_empty() {
+        anyhow::bail!("{} holds no spec with a [clip_sweep] table", dir.display());
+    }
+    Ok(v)
+}
+
+/// The laws table as plain text (one block per series).
+pub fn text(summaries: &[CliplawSummary]) -> String {
+    let mut s = String::new();
+    for sum in summaries {
+        for g in &sum.groups {
+            let law = |l: &Option<cliplaw::analysis::Law>| {
+                l.as_ref().map_or("-".to_string(), |l| {
+                    format!("{:.3} [{:.3}, {:.3}] {:?}", l.slope, l.lo, l.hi, l.verdict)
+                })
+            };
+            s.push_str(&format!(
+                "{} / {}: tau* {} | edge {} | theorem tau exp {} | min risk {} vs {:.3}{}\n",
+                sum.spec,
+                g.label,
+                law(&g.tau_law),
+                law(&g.edge_law),
+                g.tau_exponent.map_or("-".into(), |e| format!("{e:.3}")),
+                law(&g.risk_law),
+                g.risk_exponent,
+                match g.lower_exponent {
+                    Some(e) if g.beats_lower_bound => format!(" (BEATS lower bound {e:.3})"),
+                    Some(e) => format!(" (lower bound {e:.3} not beaten)"),
+                    None => String::new(),
+                }
+            ));
+        }
+    }
+    s
+}
+
+pub fn run(args: &CliplawArgs) -> Result<()> {
+    let scale = if args.full { Scale::Full } else { Scale::Quick };
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("results").join(if args.full {
+            "cliplaw-full"
+        } else {
+            "cliplaw-quick"
+        })
+    });
+    let plots = args.plots.clone().unwrap_or_else(|| {
+        if args.full {
+            PathBuf::from("plots")
+        } else {
+            out.join("plots")
+        }
+    });
+    let start = Instant::now();
+    let mut summaries = Vec::new();
+    let mut md = format!(
+        "# dpsgd-lab cliplaw ({} scale)\n\n",
+        if args.full { "full" } else { "quick" }
+    );
+    md.push_str(&report::legend());
+    md.push('\n');
+    md.push_str(report::LAW_HEADER);
+    let mut links = Vec::new();
+    for f in sweep_files(&args.specs)? {
+        let spec = Spec::load(&f, scale)?;
+        if let Some(o) = &args.only
+            && !spec.raw.name.contains(o.as_str())
+        {
+            continue;
+        }
+        let dir = out.join(&spec.raw.name);
+        let t0 = Instant::now();
+        let cells = experiment::run(
+            &spec,
+            &RunOptions {
+                out: dir.clone(),
+                resume: args.resume,
+                fresh: !args.resume,
+                shard: None,
+                progress: !args.quiet,
+                stop_after: None,
+                force: args.force,
+            },
+        )
+        .with_context(|| format!("spec {}", f.display()))?;
+        let s = cliplaw::finalize(&spec, &cells, &dir, Some(&plots))?;
+        if !args.quiet {
+            eprintln!("{}: {:.1} s", spec.raw.name, t0.elapsed().as_secs_f64());
+        }
+        for r in report::law_rows(&s) {
+            md.push_str(&r);
+            md.push('\n');
+        }
+        links.push(format!("[{}]({}/report.md)", s.spec, s.spec));
+        summaries.push(s);
+    }
+    md.push_str(&format!("\nPer-sweep reports: {}\n\n", links.join(", ")));
+    for s in &summaries {
+        for kind in ["curves", "tau", "risk"] {
+            md.push_str(&format!(
+                "![{} ({kind})]({})\n\n",
+                s.title,
+                experiment::relative(&out, &plots.join(format!("{}_{kind}.png", s.spec)))
+            ));
+        }
+    }
+    std::fs::create_dir_all(&out)?;
+    std::fs::write(out.join("report.md"), &md)?;
+    let wall = start.elapsed().as_secs_f64();
+    if args.json {
+        println!("{}", super::json::to_string(&summaries)?);
+    } else {
+        print!("{}", text(&summaries));
+        println!(
+            "wrote {}/report.md and {} x 3 plots into {} in {wall:.1} s",
+            out.display(),
+            summaries.len(),
+            plots.display()
+        );
+    }
+    beats_exit(&summaries)
+}
+
+/// An error (exit code 2) when a clip norm's min-risk slope lies above Thm 6.6's lower bound
+/// exponent: a bug until explained. The report is written first.
+pub fn beats_exit(summaries: &[CliplawSummary]) -> Result<()> {
+    let bad: Vec<String> = summaries
+        .iter()
+        .flat_map(|s| {
+            s.groups
+                .iter()
+                .filter(|g| g.beats_lower_bound)
+                .map(move |g| format!("{} / {}", s.spec, g.label))
+        })
+        .collect();
+    if !bad.is_empty() {
+        anyhow::bail!(
+            "{} series have a min-risk slope interval above the lower bound's 1 - 1/k: {}",
+            bad.len(),
+            bad.join(", ")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,277 @@
+//! The figures of a clip-norm sweep: the risk curves over tau at each phi (tau* filled, the
+//! theorem's tau(phi) open), tau* against phi beside the theorem's tau(phi), and min over tau
+//! of the risk against phi beside the uniform-Lipschitz clip and the theorem's schedule.
+
+use std::path::{Path, PathBuf};
+
+use super::analysis::{CliplawSummary, GroupSummary, Minimum};
+use crate::error::Result;
+use crate::plot::{Corner, Figure, Panels, Series, Style};
+
+const PANEL: (u32, u32) = (760, 560);
+
+fn panel(title: String, x: &str, y: &str, series: Vec<Series>, legend: Corner) -> Figure {
+    Figure {
+        legend,
+        title,
+        x_label: x.into(),
+        y_label: y.into(),
+        series,
+        size: PANEL,
+        shade: None,
+    }
+}
+
+fn one(
+    label: Option<String>,
+    p: (f64, f64),
+    err: Option<(f64, f64)>,
+    style: Style,
+    color: usize,
+) -> Series {
+    Series {
+        label,
+        points: vec![p],
+        errors: err.into_iter().collect(),
+        style,
+        color,
+    }
+}
+
+/// Risk against tau, one line per phi.
+fn curves(s: &CliplawSummary, g: &GroupSummary) -> Figure {
+    let mut series = Vec::new();
+    for (i, c) in g.curves.iter().enumerate() {
+        series.push(Series {
+            label: Some(format!("phi = {}", super::analysis::num(c.phi))),
+            points: s.taus.iter().copied().zip(c.risk.iter().copied()).collect(),
+            errors: Vec::new(),
+            style: Style::Line,
+            color: i,
+        });
+    }
+    for (i, c) in g.curves.iter().enumerate() {
+        let (tau, what) = match (c.minimum, c.plateau) {
+            (Minimum::Plateau, Some(p)) => (p.edge.0, "filled: plateau edge (best)"),
+            (Minimum::Interior { tau, .. }, _) => (tau, "filled: tau* (smoothed)"),
+            _ => (c.grid_best_tau, "filled: grid minimum at the edge"),
+        };
+        let label = (i == 0).then(|| what.to_string());
+        series.push(one(label, (tau, c.best.value), None, Style::Points, i));
+        let label = (i == 0).then(|| "open: theorem's tau(phi)".to_string());
+        series.push(one(
+            label,
+            (c.schedule_tau, c.schedule.value),
+            None,
+            Style::Hollow,
+            i,
+        ));
+    }
+    // Headroom above the curves for the legend (upper left): a one-point line draws nothing
+    // but widens the y range.
+    let top = g
+        .curves
+        .iter()
+        .flat_map(|c| c.risk.iter().copied())
+        .fold(0.0f64, f64::max);
+    let bottom = g
+        .curves
+        .iter()
+        .flat_map(|c| c.risk.iter().copied())
+        .fold(f64::INFINITY, f64::min);
+    series.push(Series {
+        label: None,
+        points: vec![(s.taus[0], top * (top / bottom).powf(0.8).max(3.0))],
+        errors: Vec::new(),
+        style: Style::Line,
+        color: 0,
+    });
+    let y = if s.theorem.contains('N') || s.theorem == "6.8" {
+        "E||grad f||^2"
+    } else {
+        "excess risk"
+    };
+    panel(
+        format!("{} (tail: {})", g.label, tail_word(g)),
+        "clip norm tau",
+        y,
+        series,
+        Corner::UpperLeft,
+    )
+}
+
+fn tail_word(g: &GroupSummary) -> &'static str {
+    match g.tail {
+        super::analysis::Tail::ScalesWithPhi => "scales with phi",
+        super::analysis::Tail::Fixed => "fixed",
+        super::analysis::Tail::Bounded => "bounded",
+    }
+}
+
+/// tau* (filled, 95% interval) and plateau edges (open) against phi, with the theorem's tau(phi)
+/// dashed, one color per series.
+fn tau_figure(s: &CliplawSummary) -> Figure {
+    let mut series = Vec::new();
+    for (gi, g) in s.groups.iter().enumerate() {
+        let mut star = Vec::new();
+        let mut err = Vec::new();
+        let mut edge = Vec::new();
+        for c in &g.curves {
+            if let Minimum::Interior { tau, lo, hi, .. } = c.minimum {
+                star.push((c.phi, tau));
+                err.push((lo, hi));
+            } else if let Some(p) = c.plateau.filter(|p| p.edge.1.is_finite()) {
+                edge.push((c.phi, (p.edge.0 * p.edge.1).sqrt()));
+            }
+        }
+        let slope = |l: &Option<super::analysis::Law>| {
+            l.as_ref()
+                .map(|l| format!(" slope {:.2} [{:.2}, {:.2}]", l.slope, l.lo, l.hi))
+                .unwrap_or_default()
+        };
+        if !star.is_empty() {
+            series.push(Series {
+                label: Some(format!("{}: tau*{}", g.label, slope(&g.tau_law))),
+                points: star,
+                errors: err,
+                style: Style::Points,
+                color: gi,
+            });
+        }
+        if !edge.is_empty() {
+            series.push(Series {
+                label: Some(format!("{}: plateau edge{}", g.label, slope(&g.edge_law))),
+                points: edge,
+                errors: Vec::new(),
+                style: Style::Hollow,
+                color: gi,
+            });
+        }
+        series.push(Series {
+            label: Some(format!(
+                "{}: theorem's tau(phi), slope {:.2}",
+                g.label,
+                g.tau_exponent.unwrap_or(f64::NAN)
+            )),
+            points: g.curves.iter().map(|c| (c.phi, c.schedule_tau)).collect(),
+            errors: Vec::new(),
+            style: Style::Dashed,
+            color: gi,
+        });
+    }
+    let mut f = panel(
+        format!("{}: best clip norm", s.spec),
+        "phi",
+        "clip norm",
+        series,
+        Corner::UpperRight,
+    );
+    f.size = (1100, 800);
+    f
+}
+
+/// Min over tau (filled), tau = max G_i (open) and the theorem's schedule (line) against phi,
+/// with a dotted reference of the predicted exponent through the first min-risk point.
+fn risk_panel(g: &GroupSummary) -> Figure {
+    let best: Vec<(f64, f64)> = g.curves.iter().map(|c| (c.phi, c.best.value)).collect();
+    let mut series = vec![
+        Series {
+            label: Some(format!(
+                "min over tau{}",
+                g.risk_law
+                    .as_ref()
+                    .map(|l| format!(": slope {:.2} [{:.2}, {:.2}]", l.slope, l.lo, l.hi))
+                    .unwrap_or_default()
+            )),
+            points: best.clone(),
+            errors: g.curves.iter().map(|c| (c.best.lo, c.best.hi)).collect(),
+            style: Style::Points,
+            color: 0,
+        },
+        Series {
+            label: Some("tau = max G_i (uniform Lipschitz)".into()),
+            points: g.curves.iter().map(|c| (c.phi, c.uniform.value)).collect(),
+            errors: g
+                .curves
+                .iter()
+                .map(|c| (c.uniform.lo, c.uniform.hi))
+                .collect(),
+            style: Style::Hollow,
+            color: 1,
+        },
+        Series {
+            label: Some("theorem's tau(phi)".into()),
+            points: g.curves.iter().map(|c| (c.phi, c.schedule.value)).collect(),
+            errors: Vec::new(),
+            style: Style::Line,
+            color: 2,
+        },
+    ];
+    if let Some(&(p0, r0)) = best.first() {
+        let line = |e: f64| -> Vec<(f64, f64)> {
+            g.curves
+                .iter()
+                .map(|c| (c.phi, r0 * (c.phi / p0).powf(e)))
+                .collect()
+        };
+        let label = match g.lower_exponent {
+            Some(e) if (e - g.risk_exponent).abs() < 1e-12 => {
+                format!("upper = lower bound slope 1 - 1/k = {e:.2}")
+            }
+            _ => format!("upper bound slope {:.2}", g.risk_exponent),
+        };
+        series.push(Series {
+            label: Some(label),
+            points: line(g.risk_exponent),
+            errors: Vec::new(),
+            style: Style::Dotted,
+            color: 3,
+        });
+        if let Some(e) = g
+            .lower_exponent
+            .filter(|e| (e - g.risk_exponent).abs() >= 1e-12)
+        {
+            series.push(Series {
+                label: Some(format!("lower bound slope {e:.2}")),
+                points: line(e),
+                errors: Vec::new(),
+                style: Style::Dotted,
+                color: 4,
+            });
+        }
+    }
+    panel(g.label.clone(), "phi", "risk", series, Corner::LowerRight)
+}
+
+/// Writes the three figures into `dir`; returns their stems.
+pub fn save_all(s: &CliplawSummary, dir: &Path) -> Result<Vec<PathBuf>> {
+    let cols = if s.groups.len() > 2 {
+        2
+    } else {
+        s.groups.len().max(1)
+    };
+    let stems = [
+        dir.join(format!("{}_curves", s.spec)),
+        dir.join(format!("{}_tau", s.spec)),
+        dir.join(format!("{}_risk", s.spec)),
+    ];
+    Panels {
+        title: format!("{}: risk against the clip norm (eta tau fixed)", s.title),
+        figures: s.groups.iter().map(|g| curves(s, g)).collect(),
+        cols,
+        panel: PANEL,
+    }
+    .save(&stems[0])?;
+    tau_figure(s).save(&stems[1])?;
+    Panels {
+        title: format!(
+            "{}: best clip norm, uniform Lipschitz and the schedule",
+            s.title
+        ),
+        figures: s.groups.iter().map(risk_panel).collect(),
+        cols,
+        panel: PANEL,
+    }
+    .save(&stems[2])?;
+    Ok(stems.to_vec())
+}
