@@ -148,7 +148,7 @@ impl Method {
             Method::Paper => "paper (RNMM G_1)".into(),
             Method::Adaptive { quantile } => format!("adaptive γ={quantile}"),
             Method::AdaptiveShare { quantile, share } => {
-                format!("adaptive γ={quantile}, count {}", fmt_share(*share))
+                format!("adaptive γ={quantile}, {} %", (1e6 * share).round() / 1e4)
             }
             Method::Automatic { .. } => "automatic".into(),
             Method::DefaultTau { tau } => format!("τ = {}", fmt_tau(*tau)),
@@ -691,6 +691,7 @@ pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
         legend: Corner::LowerLeft,
         notes: empty_columns(k, per_eps.iter().map(Vec::as_slice)),
         y_label_max: Some(100.0),
-        size: (900, 560),
+        // 160 px per method once the 6 default methods no longer fit in 900 px.
+        size: ((160 * k as u32).max(900), 560),
     }
 }
