@@ -464,3 +464,21 @@ fn small_clip_norms_print_with_three_significant_digits() {
         assert_eq!(fmt_tau(t), s, "{t}");
     }
 }
+
+#[test]
+fn a_count_share_outside_the_open_unit_interval_is_refused_by_the_config() {
+    for bad in ["0.0", "1.0", "1.5", "-0.1"] {
+        let text = TINY.replace(
+            "adaptive_count_share = 0.1",
+            &format!("adaptive_count_share = {bad}"),
+        );
+        let e = from_toml_str::<StudyConfig>(&text, "bad_share")
+            .and_then(|c| c.into_study(false))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("methods.adaptive_count_share must lie in (0, 1)"),
+            "{bad}: {e}"
+        );
+    }
+}
