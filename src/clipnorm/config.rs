@@ -66,6 +66,12 @@ pub struct MethodsSpec {
     /// The count noise sigma_b as a fraction of the expected batch size (Andrew et al.: b / 20).
     #[serde(default = "default_count_noise")]
     pub adaptive_count_noise: f64,
+    /// A second adaptive arm (issue 36) whose count noise takes this share s in (0, 1) of each
+    /// step's privacy instead: sigma_b = z / (2 sqrt(s)), so (2 sigma_b)^-2 = s z^-2 and
+    /// sigma_grad = z / sqrt(1 - s) (Andrew et al. 2021, Theorem 1;
+    /// [`super::methods::count_noise_for_share`]). Absent: no second arm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive_count_share: Option<f64>,
     /// Initial clip norm C_0 (0.1; the geometric update forgets it within a few dozen steps).
     #[serde(default = "default_initial_clip")]
     pub adaptive_initial: f64,
@@ -106,6 +112,7 @@ impl Default for MethodsSpec {
             adaptive_quantiles: default_quantiles(),
             adaptive_lr: default_clip_lr(),
             adaptive_count_noise: default_count_noise(),
+            adaptive_count_share: None,
             adaptive_initial: default_initial_clip(),
             automatic_gamma: default_automatic_gamma(),
             automatic: true,
@@ -465,6 +472,9 @@ impl StudyConfig {
             }
             check_positive("methods.adaptive_lr", m.adaptive_lr)?;
             check_positive("methods.adaptive_count_noise", m.adaptive_count_noise)?;
+            if let Some(s) = m.adaptive_count_share {
+                check_open("methods.adaptive_count_share", s, 0.0, 1.0)?;
+            }
             check_positive("methods.adaptive_initial", m.adaptive_initial)?;
             check_positive("methods.automatic_gamma", m.automatic_gamma)?;
             check_positive("methods.default_tau", m.default_tau)?;

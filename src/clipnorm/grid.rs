@@ -135,6 +135,9 @@ pub enum Group {
     DefaultTau,
     /// Adaptive quantile clipping (Andrew et al. 2021); `tau_idx` indexes the target quantiles.
     Adaptive,
+    /// Adaptive quantile clipping whose count noise takes a fixed share of each step's privacy
+    /// (issue 36); `tau_idx` indexes the target quantiles.
+    AdaptiveShare,
     /// Automatic clipping (Bu et al. 2023).
     Automatic,
 }
@@ -148,6 +151,7 @@ impl Group {
             Group::Rnmm => "rnmm",
             Group::DefaultTau => "default",
             Group::Adaptive => "adaptive",
+            Group::AdaptiveShare => "adaptive_share",
             Group::Automatic => "automatic",
         }
     }
@@ -184,6 +188,14 @@ pub enum CellKind {
         /// Index into the adaptive target quantiles.
         quantile: usize,
     },
+    /// Adaptive quantile clipping at `epsilons[eps]` with target quantile `quantile`, its count
+    /// noise set by the configured count share.
+    AdaptiveShare {
+        /// Index into the study's epsilons.
+        eps: usize,
+        /// Index into the adaptive target quantiles.
+        quantile: usize,
+    },
     /// Automatic clipping at `epsilons[eps]`.
     Automatic {
         /// Index into the study's epsilons.
@@ -200,6 +212,7 @@ impl CellKind {
             CellKind::Rnmm { .. } => Group::Rnmm,
             CellKind::DefaultTau { .. } => Group::DefaultTau,
             CellKind::Adaptive { .. } => Group::Adaptive,
+            CellKind::AdaptiveShare { .. } => Group::AdaptiveShare,
             CellKind::Automatic { .. } => Group::Automatic,
         }
     }
@@ -212,6 +225,7 @@ impl CellKind {
             | CellKind::Rnmm { eps }
             | CellKind::DefaultTau { eps }
             | CellKind::Adaptive { eps, .. }
+            | CellKind::AdaptiveShare { eps, .. }
             | CellKind::Automatic { eps } => Some(eps),
         }
     }
@@ -221,7 +235,9 @@ impl CellKind {
     pub fn tau_idx(&self) -> Option<usize> {
         match *self {
             CellKind::Private { tau, .. } => Some(tau),
-            CellKind::Adaptive { quantile, .. } => Some(quantile),
+            CellKind::Adaptive { quantile, .. } | CellKind::AdaptiveShare { quantile, .. } => {
+                Some(quantile)
+            }
             _ => None,
         }
     }
@@ -323,6 +339,14 @@ mod tests {
             "adaptive/eps1/tau4/eta3/run2"
         );
         assert_eq!(
+            c(CellKind::AdaptiveShare {
+                eps: 0,
+                quantile: 1
+            })
+            .key(),
+            "adaptive_share/eps0/tau1/eta3/run2"
+        );
+        assert_eq!(
             c(CellKind::DefaultTau { eps: 0 }).key(),
             "default/eps0/tau-/eta3/run2"
         );
@@ -336,6 +360,7 @@ mod tests {
             Group::Rnmm,
             Group::DefaultTau,
             Group::Adaptive,
+            Group::AdaptiveShare,
             Group::Automatic,
         ] {
             let json = serde_json::to_string(&g).unwrap();

@@ -12,7 +12,9 @@
 //!   unclipped count with noise sd sigma_b; Andrew et al.'s Theorem 1 makes this one Gaussian
 //!   mechanism with noise multiplier z, z^-2 = sigma_grad^-2 + (2 sigma_b)^-2, so z is
 //!   calibrated to (epsilon, delta) and sigma_grad = (z^-2 - (2 sigma_b)^-2)^(-1/2)
-//!   ([`adaptive_noise_split`]).
+//!   ([`adaptive_noise_split`]). The count takes the share z^2 / (2 sigma_b)^2 of the step's
+//!   privacy ([`adaptive_count_share`]); a second arm fixes that share instead of sigma_b
+//!   ([`count_noise_for_share`], issue 36).
 //!
 //! eta is tuned over the same grid for every method, with the same runs and common random
 //! numbers (batches and gradient noise of run r are shared by all methods).
@@ -53,6 +55,39 @@ pub fn adaptive_noise_split(z: f64, sigma_b: f64) -> Result<f64> {
     Ok(r.powf(-0.5))
 }
 
+/// The share of one adaptive step's privacy that the released count takes (Andrew et al. 2021,
+/// Theorem 1): the step is one Gaussian mechanism with z^-2 = sigma_grad^-2 + (2 sigma_b)^-2,
+/// i.e. the two releases' squared Gaussian-DP parameters mu^2 = z^-2 add, and the count's part
+/// is (2 sigma_b)^-2 / z^-2 = z^2 / (2 sigma_b)^2. A value >= 1 means the count alone spends
+/// the step's budget and [`adaptive_noise_split`] has no solution.
+pub fn adaptive_count_share(z: f64, sigma_b: f64) -> f64 {
+    (z / (2.0 * sigma_b)).powi(2)
+}
+
+/// The count noise that gives the count the share `share` in (0, 1) of the step's privacy
+/// ([`adaptive_count_share`] solved for sigma_b): (2 sigma_b)^-2 = share z^-2, so
+/// sigma_b = z / (2 sqrt(share)); the gradient then gets sigma_grad = z / sqrt(1 - share)
+/// from [`adaptive_noise_split`].
+pub fn count_noise_for_share(z: f64, share: f64) -> Result<f64> {
+    if !(z > 0.0 && z.is_finite() && share > 0.0 && share < 1.0) {
+        return Err(Error::param(format!(
+            "adaptive clipping's count share needs z > 0 finite and a share in (0, 1), but \
+             z = {z}, share = {share}"
+        )));
+    }
+    Ok(z / (2.0 * share.sqrt()))
+}
+
+/// A share in (0, 1) as a percentage: one decimal from 1 %, two below ("73.0 %", "0.22 %").
+pub fn fmt_share(share: f64) -> String {
+    let p = 100.0 * share;
+    if p >= 1.0 {
+        format!("{p:.1} %")
+    } else {
+        format!("{p:.2} %")
+    }
+}
+
 /// The inverse of [`adaptive_noise_split`]: the single noise multiplier z with
 /// z^-2 = sigma_grad^-2 + (2 sigma_b)^-2 that one adaptive step is equivalent to.
 pub fn adaptive_effective_z(sigma_grad: f64, sigma_b: f64) -> f64 {
@@ -69,6 +104,14 @@ pub enum Method {
     Adaptive {
         /// Target fraction gamma in (0, 1) of per-sample gradients left unclipped.
         quantile: f64,
+    },
+    /// Adaptive quantile clipping whose count noise takes the share `share` of each step's
+    /// privacy ([`count_noise_for_share`]).
+    AdaptiveShare {
+        /// Target fraction gamma in (0, 1) of per-sample gradients left unclipped.
+        quantile: f64,
+        /// The count's share in (0, 1) of each step's privacy.
+        share: f64,
     },
     /// Automatic clipping g / (||g|| + gamma).
     Automatic {
@@ -90,6 +133,10 @@ impl Method {
         match self {
             Method::Paper => "paper: τ = private G_1 (RNMM)".into(),
             Method::Adaptive { quantile } => format!("adaptive quantile, γ = {quantile}"),
+            Method::AdaptiveShare { quantile, share } => format!(
+                "adaptive quantile, γ = {quantile}, count {}",
+                fmt_share(*share)
+            ),
             Method::Automatic { gamma } => format!("automatic, g/(‖g‖+{gamma})"),
             Method::DefaultTau { tau } => format!("default τ = {}", fmt_tau(*tau)),
             Method::Oracle => "oracle: best fixed τ (hindsight)".into(),
@@ -100,6 +147,9 @@ impl Method {
         match self {
             Method::Paper => "paper (RNMM G_1)".into(),
             Method::Adaptive { quantile } => format!("adaptive γ={quantile}"),
+            Method::AdaptiveShare { quantile, share } => {
+                format!("adaptive γ={quantile}, {} %", (1e6 * share).round() / 1e4)
+            }
             Method::Automatic { .. } => "automatic".into(),
             Method::DefaultTau { tau } => format!("τ = {}", fmt_tau(*tau)),
             Method::Oracle => "oracle τ".into(),
@@ -117,6 +167,9 @@ pub struct MethodPlan {
     /// Per epsilon: the adaptive gradient noise multiplier sigma_grad, or why the split does
     /// not exist.
     pub adaptive_sigma: Vec<std::result::Result<f64, String>>,
+    /// Per epsilon, the count-share arm's (sigma_b, sigma_grad) = (z / (2 sqrt(s)),
+    /// z / sqrt(1 - s)); empty without `adaptive_count_share`.
+    pub share_split: Vec<(f64, f64)>,
     /// The grid index of the default tau, when the grid holds it (its cells are reused).
     pub default_in_grid: Option<usize>,
 }
@@ -133,6 +186,17 @@ impl MethodPlan {
                 .iter()
                 .map(|&z| adaptive_noise_split(z, sigma_b).map_err(|e| e.to_string()))
                 .collect(),
+            share_split: spec.adaptive_count_share.map_or_else(Vec::new, |share| {
+                zs.iter()
+                    .map(|&z| {
+                        let sb = count_noise_for_share(z, share).expect("share checked in (0, 1)");
+                        (
+                            sb,
+                            adaptive_noise_split(z, sb).expect("share < 1 leaves a split"),
+                        )
+                    })
+                    .collect()
+            }),
             default_in_grid: taus.iter().position(|t| t.tau == spec.default_tau),
         }
     }
@@ -156,6 +220,11 @@ impl MethodPlan {
                     push(CellKind::Adaptive { eps, quantile });
                 }
             }
+            if !self.share_split.is_empty() {
+                for quantile in 0..self.spec.adaptive_quantiles.len() {
+                    push(CellKind::AdaptiveShare { eps, quantile });
+                }
+            }
             if self.spec.automatic {
                 push(CellKind::Automatic { eps });
             }
@@ -166,14 +235,24 @@ impl MethodPlan {
     /// The rule of an adaptive or automatic cell at noise multiplier `z` (None for a cell of
     /// another group).
     pub fn rule(&self, c: &Cell, z: f64) -> Option<Rule> {
-        match c.kind {
-            CellKind::Adaptive { eps, quantile } => Some(Rule::Adaptive(Adaptive {
+        let adaptive = |quantile: usize, (sigma_b, sigma_grad): (f64, f64)| {
+            Some(Rule::Adaptive(Adaptive {
                 quantile: self.spec.adaptive_quantiles[quantile],
                 lr: self.spec.adaptive_lr,
                 initial: self.spec.adaptive_initial,
-                sigma_b: self.sigma_b,
-                sigma_grad: *self.adaptive_sigma[eps].as_ref().expect("split exists"),
-            })),
+                sigma_b,
+                sigma_grad,
+            }))
+        };
+        match c.kind {
+            CellKind::Adaptive { eps, quantile } => adaptive(
+                quantile,
+                (
+                    self.sigma_b,
+                    *self.adaptive_sigma[eps].as_ref().expect("split exists"),
+                ),
+            ),
+            CellKind::AdaptiveShare { eps, quantile } => adaptive(quantile, self.share_split[eps]),
             CellKind::Automatic { .. } => Some(Rule::Automatic {
                 gamma: self.spec.automatic_gamma,
                 z,
@@ -290,37 +369,72 @@ pub fn compare(
             })
             .collect(),
     });
+    let adaptive_note = |e: usize, qi: usize, g: Group, split: (f64, f64), share: String| {
+        let entry = best_entry(of(g, e, Some(qi)));
+        let fc = entry
+            .as_ref()
+            .and_then(|en| mean_final_clip(of(g, e, Some(qi)), en.eta));
+        MethodCell {
+            note: format!(
+                "σ_grad = {:.3}, σ_b = {:.2} (z = {:.3}); {share}; C_0 = {}, η_C = {}{}",
+                split.1,
+                split.0,
+                cols[e].z,
+                plan.spec.adaptive_initial,
+                plan.spec.adaptive_lr,
+                fc.map_or(String::new(), |v| format!(", final C ≈ {}", fmt_tau(v)))
+            ),
+            entry,
+        }
+    };
     for (qi, &q) in plan.spec.adaptive_quantiles.iter().enumerate() {
         rows.push(MethodRow {
             method: Method::Adaptive { quantile: q },
             cells: cols
                 .iter()
                 .enumerate()
-                .map(|(e, c)| match &plan.adaptive_sigma[e] {
-                    Ok(sg) => {
-                        let entry = best_entry(of(Group::Adaptive, e, Some(qi)));
-                        let fc = entry.as_ref().and_then(|en| {
-                            mean_final_clip(of(Group::Adaptive, e, Some(qi)), en.eta)
-                        });
-                        MethodCell {
-                            entry,
-                            note: format!(
-                                "σ_grad = {sg:.3}, σ_b = {:.2} (z = {:.3}); C_0 = {}, η_C = {}{}",
-                                plan.sigma_b,
-                                c.z,
-                                plan.spec.adaptive_initial,
-                                plan.spec.adaptive_lr,
-                                fc.map_or(String::new(), |v| format!(", final C ≈ {}", fmt_tau(v)))
+                .map(|(e, c)| {
+                    let share = adaptive_count_share(c.z, plan.sigma_b);
+                    match &plan.adaptive_sigma[e] {
+                        Ok(sg) => adaptive_note(
+                            e,
+                            qi,
+                            Group::Adaptive,
+                            (plan.sigma_b, *sg),
+                            format!(
+                                "the count takes z²/(2σ_b)² = {} of each step's privacy",
+                                fmt_share(share)
                             ),
-                        }
+                        ),
+                        Err(why) => MethodCell {
+                            entry: None,
+                            note: format!(
+                                "n/a: {}; the count alone would take z²/(2σ_b)² = {:.0} % of \
+                                 the step's privacy",
+                                why.trim_start_matches("invalid parameter: "),
+                                100.0 * share
+                            ),
+                        },
                     }
-                    Err(why) => MethodCell {
-                        entry: None,
-                        note: format!("n/a: {}", why.trim_start_matches("invalid parameter: ")),
-                    },
                 })
                 .collect(),
         });
+    }
+    if let Some(share) = plan.spec.adaptive_count_share {
+        for (qi, &q) in plan.spec.adaptive_quantiles.iter().enumerate() {
+            rows.push(MethodRow {
+                method: Method::AdaptiveShare { quantile: q, share },
+                cells: (0..cols.len())
+                    .map(|e| {
+                        let txt = format!(
+                            "the count takes {} of each step's privacy (σ_b = z/(2√{share}))",
+                            fmt_share(share)
+                        );
+                        adaptive_note(e, qi, Group::AdaptiveShare, plan.share_split[e], txt)
+                    })
+                    .collect(),
+            });
+        }
     }
     if plan.spec.automatic {
         rows.push(MethodRow {
@@ -577,6 +691,7 @@ pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
         legend: Corner::LowerLeft,
         notes: empty_columns(k, per_eps.iter().map(Vec::as_slice)),
         y_label_max: Some(100.0),
-        size: (900, 560),
+        // 160 px per method once the 6 default methods no longer fit in 900 px.
+        size: ((160 * k as u32).max(900), 560),
     }
 }

@@ -44,7 +44,10 @@ use crate::theory::alpha::{AlphaOptions, estimate_alpha};
 
 pub use config::{MethodsSpec, ModelSpec, Study, StudyConfig};
 pub use grid::{Cell, CellKind, Group, TauPoint};
-pub use methods::{MethodComparison, adaptive_effective_z, adaptive_noise_split};
+pub use methods::{
+    MethodComparison, adaptive_count_share, adaptive_effective_z, adaptive_noise_split,
+    count_noise_for_share,
+};
 pub use record::RunRecord;
 pub use table::{Entry, EpsColumn, Recommendation, StudyTable, TheoryReport};
 
@@ -370,7 +373,9 @@ fn train_cells(
                 }
                 CellKind::DefaultTau { eps } => (methods().spec.default_tau, zs[eps]),
                 // Their clip norm: C_0 (adaptive) or the sensitivity 1 (automatic).
-                CellKind::Adaptive { eps, .. } => (methods().spec.adaptive_initial, zs[eps]),
+                CellKind::Adaptive { eps, .. } | CellKind::AdaptiveShare { eps, .. } => {
+                    (methods().spec.adaptive_initial, zs[eps])
+                }
                 CellKind::Automatic { eps } => (1.0, zs[eps]),
             };
             let (o, final_clip) = match plan.and_then(|p| p.rule(c, z)) {

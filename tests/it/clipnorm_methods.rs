@@ -10,8 +10,8 @@ use dpsgd_lab::clipnorm::grid::Group;
 use dpsgd_lab::clipnorm::methods::{Method, MethodPlan};
 use dpsgd_lab::clipnorm::train::{Adaptive, Rule};
 use dpsgd_lab::clipnorm::{
-    RunOptions, Study, StudyConfig, StudyOutcome, adaptive_effective_z, adaptive_noise_split,
-    run_study,
+    RunOptions, Study, StudyConfig, StudyOutcome, adaptive_count_share, adaptive_effective_z,
+    adaptive_noise_split, count_noise_for_share, run_study,
 };
 use dpsgd_lab::config::from_toml_str;
 use dpsgd_lab::data::Dataset;
@@ -42,6 +42,7 @@ epsilon = 0.3
 grid_size = 50
 
 [methods]
+adaptive_count_share = 0.1
 
 [quick]
 epochs = 5
@@ -111,7 +112,11 @@ fn every_method_spends_exactly_the_total_budget() {
         // Every record of a fixed-tau method trained with its column's z.
         for rec in o.records.values().filter(|r| r.eps_idx == Some(e)) {
             match rec.group {
-                Group::Private | Group::DefaultTau | Group::Automatic | Group::Adaptive => {
+                Group::Private
+                | Group::DefaultTau
+                | Group::Automatic
+                | Group::Adaptive
+                | Group::AdaptiveShare => {
                     assert_eq!(rec.z, col.z, "{}", rec.key)
                 }
                 Group::Rnmm => assert_eq!(rec.z, r.z),
@@ -119,7 +124,7 @@ fn every_method_spends_exactly_the_total_budget() {
             }
         }
         // Automatic and adaptive: the noise their training loop actually adds.
-        let mut seen = (0, 0);
+        let mut seen = (0, 0, 0);
         for c in cells.iter().filter(|c| c.kind.eps_idx() == Some(e)) {
             match (c.kind.group(), plan.rule(c, col.z)) {
                 (Group::Automatic, Some(Rule::Automatic { gamma, z })) => {
@@ -136,14 +141,22 @@ fn every_method_spends_exactly_the_total_budget() {
                     assert!((a.sigma_b - t.batch / 20.0).abs() < 1e-12);
                     seen.1 += 1;
                 }
+                (Group::AdaptiveShare, Some(Rule::Adaptive(a))) => {
+                    // The count-share arm: the same theorem, and the count takes 10 %.
+                    let z_eff = adaptive_effective_z(a.sigma_grad, a.sigma_b);
+                    assert_rel(eps_of(z_eff), eps, "adaptive clipping, count share");
+                    let share = adaptive_count_share(z_eff, a.sigma_b);
+                    assert!((share - 0.1).abs() < 1e-12, "count share {share}");
+                    seen.2 += 1;
+                }
                 (Group::DefaultTau, None) => {}
                 (g, r) => panic!("unexpected cell {g:?} with rule {r:?}"),
             }
         }
         assert_eq!(
             seen,
-            (1, 2),
-            "one automatic and two adaptive cells per epsilon"
+            (1, 2, 2),
+            "one automatic, two adaptive and two count-share cells per epsilon"
         );
     }
 }
@@ -170,6 +183,36 @@ fn adaptive_split_matches_hand_computed_values_and_refuses_a_small_count_noise()
     }
     assert!(adaptive_noise_split(0.0, 1.0).is_err());
     assert!(adaptive_noise_split(1.0, f64::NAN).is_err());
+}
+
+#[test]
+fn count_share_matches_hand_computed_values() {
+    // breast_cancer at eps = 2 (b = 45, sigma_b = 45 / 20 = 2.25, z = 3.845):
+    // z^2 / (2 sigma_b)^2 = 14.784025 / 20.25 = 0.730075...
+    let s = adaptive_count_share(3.845, 2.25);
+    assert!(
+        (s - 14.784_025 / 20.25).abs() < 1e-12 && (s - 0.7301).abs() < 1e-4,
+        "{s}"
+    );
+    // ... and the gradient noise it leaves: (3.845^-2 - 4.5^-2)^(-1/2) = z / sqrt(1 - s) = 7.40.
+    let sg = adaptive_noise_split(3.845, 2.25).unwrap();
+    assert!((sg - 3.845 / (1.0 - s).sqrt()).abs() < 1e-12 && (sg - 7.40).abs() < 5e-3);
+    // digits at eps = 2 (b = 143, sigma_b = 7.15, z = 3.865): 14.938225 / 204.49 = 0.07305.
+    let s = adaptive_count_share(3.865, 7.15);
+    assert!((s - 0.073_051).abs() < 1e-6, "{s}");
+    // wine (sigma_b = 0.7, z = 3.834): the count alone would take 3.834^2 / 1.96 = 7.5 > 1.
+    assert!(adaptive_count_share(3.834, 0.7) > 7.4);
+    // Share 10 %: sigma_b = z / (2 sqrt 0.1) = 3.845 / 0.632456 = 6.0795; sigma_grad =
+    // z / sqrt 0.9 = 4.0530; Theorem 1 gives z back.
+    let sb = count_noise_for_share(3.845, 0.1).unwrap();
+    assert!((sb - 3.845 / (2.0 * 0.1f64.sqrt())).abs() < 1e-12 && (sb - 6.0795).abs() < 1e-4);
+    assert!((adaptive_count_share(3.845, sb) - 0.1).abs() < 1e-12);
+    let sg = adaptive_noise_split(3.845, sb).unwrap();
+    assert!((sg - 4.0530).abs() < 1e-4, "{sg}");
+    assert!((adaptive_effective_z(sg, sb) - 3.845).abs() < 1e-12);
+    for (z, share) in [(1.0, 0.0), (1.0, 1.0), (0.0, 0.1), (f64::NAN, 0.1)] {
+        assert!(count_noise_for_share(z, share).is_err(), "{z} {share}");
+    }
 }
 
 #[test]
@@ -313,6 +356,14 @@ fn study_with_methods_writes_the_comparison_and_is_thread_count_independent() {
             Method::Paper,
             Method::Adaptive { quantile: 0.1 },
             Method::Adaptive { quantile: 0.5 },
+            Method::AdaptiveShare {
+                quantile: 0.1,
+                share: 0.1
+            },
+            Method::AdaptiveShare {
+                quantile: 0.5,
+                share: 0.1
+            },
             Method::Automatic { gamma: 0.01 },
             Method::DefaultTau { tau: 1.0 },
             Method::Oracle,
@@ -320,7 +371,7 @@ fn study_with_methods_writes_the_comparison_and_is_thread_count_independent() {
     );
     // tau = 1 lies below G_1 >= sqrt 2, so the grid holds it and its cells are reused.
     assert!(a.records.values().all(|r| r.group != Group::DefaultTau));
-    let d = &m.rows[4];
+    let d = &m.rows[6];
     for (e, c) in d.cells.iter().enumerate() {
         let t = a.table.taus.iter().position(|t| t.tau == 1.0).unwrap();
         assert_eq!(c.entry, a.table.columns[e].entries[t]);
@@ -339,7 +390,7 @@ fn study_with_methods_writes_the_comparison_and_is_thread_count_independent() {
     for r in a.records.values() {
         assert_eq!(
             r.final_clip.is_some(),
-            r.group == Group::Adaptive,
+            matches!(r.group, Group::Adaptive | Group::AdaptiveShare),
             "{}",
             r.key
         );
@@ -351,6 +402,9 @@ fn study_with_methods_writes_the_comparison_and_is_thread_count_independent() {
         "oracle",
         "**",
         "σ_grad",
+        "adaptive quantile, γ = 0.5, count 10.0 %",
+        "z²/(2σ_b)² = ",
+        "the count takes 10.0 % of each step's privacy (σ_b = z/(2√0.1))",
         "Winners:",
     ] {
         assert!(md.contains(needle), "comparison lacks {needle:?}:\n{md}");
@@ -380,10 +434,15 @@ fn a_batch_too_small_for_the_count_noise_leaves_adaptive_out_with_the_reason() {
     let ad = &m.rows[1];
     assert!(ad.cells.iter().all(|c| c.entry.is_none()));
     assert!(
-        ad.cells[0].note.contains("too small"),
+        ad.cells[0].note.contains("too small") && ad.cells[0].note.contains("would take"),
         "{}",
         ad.cells[0].note
     );
+    // The count-share arm exists at any batch size: it runs where the b/20 split does not.
+    let sh = &m.rows[3];
+    assert!(matches!(sh.method, Method::AdaptiveShare { .. }));
+    assert!(sh.cells.iter().all(|c| c.entry.is_some()));
+    assert!(o.records.values().any(|r| r.group == Group::AdaptiveShare));
 }
 
 #[test]
@@ -403,5 +462,23 @@ fn small_clip_norms_print_with_three_significant_digits() {
         (5.0, "5"),
     ] {
         assert_eq!(fmt_tau(t), s, "{t}");
+    }
+}
+
+#[test]
+fn a_count_share_outside_the_open_unit_interval_is_refused_by_the_config() {
+    for bad in ["0.0", "1.0", "1.5", "-0.1"] {
+        let text = TINY.replace(
+            "adaptive_count_share = 0.1",
+            &format!("adaptive_count_share = {bad}"),
+        );
+        let e = from_toml_str::<StudyConfig>(&text, "bad_share")
+            .and_then(|c| c.into_study(false))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("methods.adaptive_count_share must lie in (0, 1)"),
+            "{bad}: {e}"
+        );
     }
 }
