@@ -770,18 +770,41 @@ pub fn num(v: f64) -> String {
     if a != 0.0 && !(1e-3..1e4).contains(&a) {
         format!("{v:.3e}")
     } else {
-        let digits = if a == 0.0 {
-            3
-        } else {
-            (3 - a.log10().floor() as i32).max(0) as usize
+        // Four significant digits; counted again after rounding, so 0.99999 prints as 1.000
+        // rather than 1.0000.
+        let digits = |a: f64| {
+            if a == 0.0 {
+                3
+            } else {
+                (3 - a.log10().floor() as i32).max(0) as usize
+            }
         };
-        format!("{v:.digits$}")
+        let first = digits(a);
+        let rounded: f64 = format!("{a:.first$}").parse().unwrap_or(a);
+        let d = digits(rounded).min(first);
+        format!("{v:.d$}")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Four significant digits, also when rounding carries into the next power of ten.
+    #[test]
+    fn num_keeps_four_significant_digits() {
+        for (v, want) in [
+            (0.999_99, "1.000"),
+            (9.999_96, "10.00"),
+            (0.123_456, "0.1235"),
+            (1.5, "1.500"),
+            (-0.999_99, "-1.000"),
+            (0.0, "0.000"),
+            (12_345.0, "1.234e4"),
+        ] {
+            assert_eq!(num(v), want, "{v}");
+        }
+    }
 
     /// The quadratic recovers a parabola's vertex exactly.
     #[test]

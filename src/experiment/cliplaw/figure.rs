@@ -256,7 +256,7 @@ pub fn save_all(s: &CliplawSummary, dir: &Path) -> Result<Vec<PathBuf>> {
         dir.join(format!("{}_risk", s.spec)),
     ];
     Panels {
-        title: format!("{}: risk against the clip norm (eta tau fixed)", s.title),
+        title: format!("{}: risk against the clip norm (eta tau fixed)", s.spec),
         figures: s.groups.iter().map(|g| curves(s, g)).collect(),
         cols,
         panel: PANEL,
