@@ -50,13 +50,25 @@ fn curves(s: &CliplawSummary, g: &GroupSummary) -> Figure {
             color: i,
         });
     }
-    for (i, c) in g.curves.iter().enumerate() {
-        let (tau, what) = match (c.minimum, c.plateau) {
-            (Minimum::Plateau, Some(p)) => (p.edge.0, "filled: plateau edge (best)"),
-            (Minimum::Interior { tau, .. }, _) => (tau, "filled: tau* (smoothed)"),
-            _ => (c.grid_best_tau, "filled: grid minimum at the edge"),
-        };
-        let label = (i == 0).then(|| what.to_string());
+    let best: Vec<(f64, &str)> = g
+        .curves
+        .iter()
+        .map(|c| match (c.minimum, c.plateau) {
+            (Minimum::Plateau, Some(p)) => (p.edge.0, "plateau edge (best)"),
+            (Minimum::Interior { tau, .. }, _) => (tau, "tau* (smoothed)"),
+            _ => (c.grid_best_tau, "grid minimum at the edge"),
+        })
+        .collect();
+    // One legend entry naming every kind of marker the panel shows.
+    let mut kinds: Vec<&str> = Vec::new();
+    for &(_, what) in &best {
+        if !kinds.contains(&what) {
+            kinds.push(what);
+        }
+    }
+    let filled = format!("filled: {}", kinds.join(" or "));
+    for (i, (c, &(tau, _))) in g.curves.iter().zip(&best).enumerate() {
+        let label = (i == 0).then(|| filled.clone());
         series.push(one(label, (tau, c.best.value), None, Style::Points, i));
         let label = (i == 0).then(|| "open: theorem's tau(phi)".to_string());
         series.push(one(
@@ -158,9 +170,36 @@ fn tau_figure(s: &CliplawSummary) -> Figure {
             style: Style::Dashed,
             color: gi,
         });
+        // Uniform-Lipschitz tuning's clip norm, for scale: tau* against max G_i (on Q_v it grows
+        // with n like n^(1/k)).
+        series.push(Series {
+            label: Some(format!("{}: max G_i (uniform Lipschitz)", g.label)),
+            points: g.curves.iter().map(|c| (c.phi, c.uniform_tau)).collect(),
+            errors: Vec::new(),
+            style: Style::Dotted,
+            color: gi,
+        });
+    }
+    // Headroom above the lines for the legend (upper right): a one-point line draws nothing
+    // but widens the y range by the legend's share of the height.
+    let ys = || series.iter().flat_map(|x| x.points.iter().map(|p| p.1));
+    let top = ys().fold(0.0f64, f64::max);
+    let bottom = ys().filter(|y| *y > 0.0).fold(f64::INFINITY, f64::min);
+    let rows = series.len() as f64;
+    if top > 0.0 && bottom.is_finite() {
+        series.push(Series {
+            label: None,
+            points: vec![(
+                s.groups[0].curves[0].phi,
+                top * (top / bottom).powf(0.035 * rows).max(2.0),
+            )],
+            errors: Vec::new(),
+            style: Style::Line,
+            color: 0,
+        });
     }
     let mut f = panel(
-        format!("{}: best clip norm", s.spec),
+        format!("{}: best clip norm", s.title),
         "phi",
         "clip norm",
         series,
@@ -205,6 +244,22 @@ fn risk_panel(g: &GroupSummary) -> Figure {
             errors: Vec::new(),
             style: Style::Line,
             color: 2,
+        },
+        // The trivial baseline beside the claim: f(w0) - f*, no step taken. On Q_v it falls like
+        // phi^(1 - 1/k) by construction, so a min-risk slope equal to 1 - 1/k is the instance's,
+        // not the algorithm's; the vertical gap is what DP-SGD gains.
+        Series {
+            label: Some(format!(
+                "do nothing (w = w0){}",
+                g.do_nothing_law
+                    .as_ref()
+                    .map(|l| format!(": slope {:.2}", l.slope))
+                    .unwrap_or_default()
+            )),
+            points: g.curves.iter().map(|c| (c.phi, c.risk0)).collect(),
+            errors: Vec::new(),
+            style: Style::Line,
+            color: 5,
         },
     ];
     if let Some(&(p0, r0)) = best.first() {
@@ -256,10 +311,11 @@ pub fn save_all(s: &CliplawSummary, dir: &Path) -> Result<Vec<PathBuf>> {
         dir.join(format!("{}_risk", s.spec)),
     ];
     Panels {
-        title: format!("{}: risk against the clip norm (eta tau fixed)", s.spec),
+        title: format!("{}: risk against the clip norm (eta tau fixed)", s.title),
         figures: s.groups.iter().map(|g| curves(s, g)).collect(),
         cols,
-        panel: PANEL,
+        // A lone panel gets the width of the tau figure, so the caption fits.
+        panel: if cols == 1 { (1300, 760) } else { PANEL },
     }
     .save(&stems[0])?;
     tau_figure(s).save(&stems[1])?;
@@ -270,7 +326,8 @@ pub fn save_all(s: &CliplawSummary, dir: &Path) -> Result<Vec<PathBuf>> {
         ),
         figures: s.groups.iter().map(risk_panel).collect(),
         cols,
-        panel: PANEL,
+        // A lone panel gets the width of the tau figure, so the caption fits.
+        panel: if cols == 1 { (1300, 760) } else { PANEL },
     }
     .save(&stems[2])?;
     Ok(stems.to_vec())
