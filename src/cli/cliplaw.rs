@@ -1,59 +1,29 @@
 //! `dpsgd-lab cliplaw [--full]`: every clip-norm sweep in simulations/cliplaw/, one laws table.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 
+use dpsgd_lab::experiment;
 use dpsgd_lab::experiment::cliplaw::{self, CliplawSummary, report};
-use dpsgd_lab::experiment::{self, RunOptions, Scale, Spec};
+
+use super::batch::BatchArgs;
 
 /// Run every clip-norm sweep and print the laws of the best clip norm.
 #[derive(Debug, Args)]
 pub struct CliplawArgs {
-    /// Publication scale.
-    #[arg(long)]
-    pub full: bool,
     /// Folder of the sweeps (every *.toml with a [clip_sweep] table).
     #[arg(long, default_value = "simulations/cliplaw")]
     pub specs: PathBuf,
-    /// Output folder (default results/cliplaw-quick or results/cliplaw-full).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Plots folder (default plots/ for --full, else OUT/plots).
-    #[arg(long)]
-    pub plots: Option<PathBuf>,
-    /// Only sweeps whose name contains this.
-    #[arg(long)]
-    pub only: Option<String>,
-    /// Continue an interrupted run.
-    #[arg(long)]
-    pub resume: bool,
-    /// No progress bars.
-    #[arg(long)]
-    pub quiet: bool,
-    /// Print the summaries as one JSON array on the last line.
-    #[arg(long)]
-    pub json: bool,
-    /// Run even when the estimated work exceeds the limit.
-    #[arg(long)]
-    pub force: bool,
+    #[command(flatten)]
+    pub batch: BatchArgs,
 }
 
 /// The sweep specs in `dir`: *.toml files with a `[clip_sweep]` table, sorted by name.
-pub fn sweep_files(dir: &PathBuf) -> Result<Vec<PathBuf>> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
-        let p = e?.path();
-        if p.extension().is_some_and(|x| x == "toml") {
-            let text = std::fs::read_to_string(&p)?;
-            if text.lines().any(|l| l.trim() == "[clip_sweep]") {
-                v.push(p);
-            }
-        }
-    }
-    v.sort();
+pub fn sweep_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let v = super::batch::spec_files(dir, "clip_sweep", None)?;
     if v.is_empty() {
         anyhow::bail!("{} holds no spec with a [clip_sweep] table", dir.display());
     }
@@ -91,64 +61,25 @@ pub fn text(summaries: &[CliplawSummary]) -> String {
 }
 
 pub fn run(args: &CliplawArgs) -> Result<()> {
-    let scale = if args.full { Scale::Full } else { Scale::Quick };
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("results").join(if args.full {
-            "cliplaw-full"
-        } else {
-            "cliplaw-quick"
-        })
-    });
-    let plots = args.plots.clone().unwrap_or_else(|| {
-        if args.full {
-            PathBuf::from("plots")
-        } else {
-            out.join("plots")
-        }
-    });
+    let b = &args.batch;
+    let (out, plots) = b.folders("cliplaw");
     let start = Instant::now();
     let mut summaries = Vec::new();
-    let mut md = format!(
-        "# dpsgd-lab cliplaw ({} scale)\n\n",
-        if args.full { "full" } else { "quick" }
-    );
+    let mut md = format!("# dpsgd-lab cliplaw ({} scale)\n\n", b.scale_word());
     md.push_str(&report::legend());
     md.push('\n');
     md.push_str(report::LAW_HEADER);
     let mut links = Vec::new();
-    for f in sweep_files(&args.specs)? {
-        let spec = Spec::load(&f, scale)?;
-        if let Some(o) = &args.only
-            && !spec.raw.name.contains(o.as_str())
-        {
-            continue;
-        }
-        let dir = out.join(&spec.raw.name);
-        let t0 = Instant::now();
-        let cells = experiment::run(
-            &spec,
-            &RunOptions {
-                out: dir.clone(),
-                resume: args.resume,
-                fresh: !args.resume,
-                shard: None,
-                progress: !args.quiet,
-                stop_after: None,
-                force: args.force,
-            },
-        )
-        .with_context(|| format!("spec {}", f.display()))?;
-        let s = cliplaw::finalize(&spec, &cells, &dir, Some(&plots))?;
-        if !args.quiet {
-            eprintln!("{}: {:.1} s", spec.raw.name, t0.elapsed().as_secs_f64());
-        }
+    b.run_each(&sweep_files(&args.specs)?, &out, |spec, cells, dir| {
+        let s = cliplaw::finalize(spec, cells, dir, Some(&plots))?;
         for r in report::law_rows(&s) {
             md.push_str(&r);
             md.push('\n');
         }
         links.push(format!("[{}]({}/report.md)", s.spec, s.spec));
         summaries.push(s);
-    }
+        Ok(())
+    })?;
     md.push_str(&format!("\nPer-sweep reports: {}\n\n", links.join(", ")));
     for s in &summaries {
         for kind in ["curves", "tau", "risk"] {
@@ -162,7 +93,7 @@ pub fn run(args: &CliplawArgs) -> Result<()> {
     std::fs::create_dir_all(&out)?;
     std::fs::write(out.join("report.md"), &md)?;
     let wall = start.elapsed().as_secs_f64();
-    if args.json {
+    if b.json {
         println!("{}", super::json::to_string(&summaries)?);
     } else {
         print!("{}", text(&summaries));

@@ -2,6 +2,7 @@
 //! stdout is one JSON object.
 
 pub mod audit;
+pub mod batch;
 pub mod cliplaw;
 pub mod clipnorm;
 pub mod data;

@@ -1,117 +1,45 @@
 //! `dpsgd-lab verify [--full]`: every experiment spec in simulations/, one table.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 
-use dpsgd_lab::experiment::{self, RunOptions, Scale, Spec, report};
+use dpsgd_lab::experiment::{self, report};
+
+use super::batch::BatchArgs;
 
 /// Run every experiment spec and print the verification table.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// Publication scale.
-    #[arg(long)]
-    pub full: bool,
     /// Folder of the specs (every *.toml with a [sweep] table).
     #[arg(long, default_value = "simulations")]
     pub specs: PathBuf,
-    /// Output folder (default results/verify-quick or results/verify-full).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Plots folder (default plots/ for --full, else OUT/plots).
-    #[arg(long)]
-    pub plots: Option<PathBuf>,
-    /// Only specs whose name contains this.
-    #[arg(long)]
-    pub only: Option<String>,
-    /// Continue an interrupted verify.
-    #[arg(long)]
-    pub resume: bool,
-    /// No progress bars.
-    #[arg(long)]
-    pub quiet: bool,
-    /// Print the summaries as one JSON array on the last line.
-    #[arg(long)]
-    pub json: bool,
-    /// Run even when the estimated work exceeds the limit.
-    #[arg(long)]
-    pub force: bool,
+    #[command(flatten)]
+    pub batch: BatchArgs,
 }
 
 /// The experiment specs in `dir`: *.toml files that have a `[sweep]` table, sorted by name.
-pub fn spec_files(dir: &PathBuf) -> Result<Vec<PathBuf>> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
-        let p = e?.path();
-        if p.extension().is_some_and(|x| x == "toml") {
-            let text = std::fs::read_to_string(&p)?;
-            // Clip-norm sweeps have their own command (`cliplaw`).
-            if text.lines().any(|l| l.trim() == "[sweep]")
-                && !text.lines().any(|l| l.trim() == "[clip_sweep]")
-            {
-                v.push(p);
-            }
-        }
-    }
-    v.sort();
-    Ok(v)
+/// Clip-norm sweeps (`[clip_sweep]`) have their own command (`cliplaw`).
+pub fn spec_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    super::batch::spec_files(dir, "sweep", Some("clip_sweep"))
 }
 
 pub fn run(args: &VerifyArgs) -> Result<()> {
-    let scale = if args.full { Scale::Full } else { Scale::Quick };
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("results").join(if args.full {
-            "verify-full"
-        } else {
-            "verify-quick"
-        })
-    });
-    let plots = args.plots.clone().unwrap_or_else(|| {
-        if args.full {
-            PathBuf::from("plots")
-        } else {
-            out.join("plots")
-        }
-    });
+    let b = &args.batch;
+    let (out, plots) = b.folders("verify");
     let start = Instant::now();
     let mut summaries = Vec::new();
     let mut rows = Vec::new();
-    for f in spec_files(&args.specs)? {
-        let spec = Spec::load(&f, scale)?;
-        if let Some(o) = &args.only
-            && !spec.raw.name.contains(o.as_str())
-        {
-            continue;
-        }
-        let dir = out.join(&spec.raw.name);
-        let t0 = Instant::now();
-        let cells = experiment::run(
-            &spec,
-            &RunOptions {
-                out: dir.clone(),
-                resume: args.resume,
-                fresh: !args.resume,
-                shard: None,
-                progress: !args.quiet,
-                stop_after: None,
-                force: args.force,
-            },
-        )
-        .with_context(|| format!("spec {}", f.display()))?;
-        let s = experiment::finalize(&spec, &cells, &dir, Some(&plots))?;
-        if !args.quiet {
-            eprintln!("{}: {:.1} s", spec.raw.name, t0.elapsed().as_secs_f64());
-        }
+    b.run_each(&spec_files(&args.specs)?, &out, |spec, cells, dir| {
+        let s = experiment::finalize(spec, cells, dir, Some(&plots))?;
         rows.extend(report::table_rows(&s));
         summaries.push(s);
-    }
+        Ok(())
+    })?;
     let wall = start.elapsed().as_secs_f64();
-    let mut md = format!(
-        "# dpsgd-lab verify ({} scale)\n\n",
-        if args.full { "full" } else { "quick" }
-    );
+    let mut md = format!("# dpsgd-lab verify ({} scale)\n\n", b.scale_word());
     md.push_str(&report::legend());
     md.push('\n');
     md.push_str(&report::theorem_summary(&summaries));
@@ -135,7 +63,7 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
     }
     std::fs::create_dir_all(&out)?;
     std::fs::write(out.join("report.md"), &md)?;
-    if args.json {
+    if b.json {
         println!("{}", super::json::to_string(&summaries)?);
     } else {
         print!("{}", report::text_table(&rows));
