@@ -36,6 +36,27 @@ pub fn finalize(
     out: &Path,
     plots: Option<&Path>,
 ) -> Result<SpecSummary> {
+    check_complete(spec, cells, out)?;
+    let summary = summarize(spec, cells);
+    write_json(&out.join("summary.json"), &summary)?;
+    let plot_dir = plots_folder(plots, out)?;
+    let stem = plot_dir.join(&spec.raw.name);
+    figure::figure(spec, &summary, cells).save(&stem)?;
+    let rel = relative(out, &stem.with_extension("png"));
+    write_text(
+        &out.join("report.md"),
+        &report::markdown(&summary, &rel, cells),
+    )?;
+    Ok(summary)
+}
+
+/// An error unless `cells` holds every cell of `spec` (a summary of part of a run would be
+/// silently wrong).
+pub(crate) fn check_complete(
+    spec: &Spec,
+    cells: &BTreeMap<usize, CellResult>,
+    out: &Path,
+) -> Result<()> {
     if cells.len() != spec.cells() {
         return Err(Error::Config(format!(
             "{} has {} of {} cells; finish the run (--resume) or merge every shard",
@@ -44,25 +65,27 @@ pub fn finalize(
             spec.cells()
         )));
     }
-    let summary = summarize(spec, cells);
-    let io = |p: &Path| {
-        let p = p.display().to_string();
-        move |e| Error::io(p, e)
-    };
-    let js = out.join("summary.json");
-    std::fs::write(
-        &js,
-        serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n",
+    Ok(())
+}
+
+/// Writes `value` as pretty JSON with a final newline.
+pub(crate) fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
+    write_text(
+        path,
+        &(serde_json::to_string_pretty(value).expect("summaries serialize") + "\n"),
     )
-    .map_err(io(&js))?;
-    let plot_dir = plots.unwrap_or(out);
-    std::fs::create_dir_all(plot_dir).map_err(io(plot_dir))?;
-    let stem = plot_dir.join(&spec.raw.name);
-    figure::figure(spec, &summary, cells).save(&stem)?;
-    let rel = relative(out, &stem.with_extension("png"));
-    let md = out.join("report.md");
-    std::fs::write(&md, report::markdown(&summary, &rel, cells)).map_err(io(&md))?;
-    Ok(summary)
+}
+
+/// Writes `text` to `path`, naming the path in the error.
+pub(crate) fn write_text(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| Error::io(path.display().to_string(), e))
+}
+
+/// The folder the figures go to (`plots`, else `out`), created.
+pub(crate) fn plots_folder<'a>(plots: Option<&'a Path>, out: &'a Path) -> Result<&'a Path> {
+    let dir = plots.unwrap_or(out);
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display().to_string(), e))?;
+    Ok(dir)
 }
 
 /// The path of `to` as seen from the folder `from` (both relative to the same root, or both

@@ -165,34 +165,15 @@ pub fn finalize(
     out: &Path,
     plots: Option<&Path>,
 ) -> Result<CliplawSummary> {
-    if cells.len() != spec.cells() {
-        return Err(Error::Config(format!(
-            "{} has {} of {} cells; finish the run (--resume) or merge every shard",
-            out.display(),
-            cells.len(),
-            spec.cells()
-        )));
-    }
+    super::check_complete(spec, cells, out)?;
     let summary = analyze(spec, cells)?;
-    let io = |p: &Path| {
-        let p = p.display().to_string();
-        move |e| Error::io(p, e)
-    };
-    let js = out.join("summary.json");
-    std::fs::write(
-        &js,
-        serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n",
-    )
-    .map_err(io(&js))?;
-    let plot_dir = plots.unwrap_or(out);
-    std::fs::create_dir_all(plot_dir).map_err(io(plot_dir))?;
-    let stems = figure::save_all(&summary, plot_dir)?;
+    super::write_json(&out.join("summary.json"), &summary)?;
+    let stems = figure::save_all(&summary, super::plots_folder(plots, out)?)?;
     let rel: Vec<String> = stems
         .iter()
         .map(|s| super::relative(out, &s.with_extension("png")))
         .collect();
-    let md = out.join("report.md");
-    std::fs::write(&md, report::markdown(&summary, &rel)).map_err(io(&md))?;
+    super::write_text(&out.join("report.md"), &report::markdown(&summary, &rel))?;
     Ok(summary)
 }
 
