@@ -199,3 +199,51 @@ fn a_coarse_grid_is_one_clear_error() {
     let out = cli(["run", f.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
     assert_one_line_error(&out, "clip_sweep.points must be >= 12");
 }
+
+/// The central contrast at the quick scale. With the heavy samples' centers apart (the
+/// clipping bias does not cancel) the best clip norm is interior and grows as phi shrinks: at
+/// k = 1.5 and 2, tau* at the smallest phi lies above tau* at the largest, their 95% paired
+/// bootstrap intervals disjoint, and clipping at max G_i costs risk (the ratio's interval lies
+/// above 1). With symmetric tails the best is the clip-everything plateau at every phi for
+/// k = 2 and 3 (the edge does not move). Planted bug (clipping made a no-op in the per-sample
+/// factor): the apart curves lose their interior minimum and this test fails.
+#[test]
+fn biased_heavy_tails_move_tau_star_and_symmetric_ones_do_not() {
+    let (_, _, apart) = quick("cliplaw_sharp_apart");
+    for k in [1.5, 2.0] {
+        let g = apart.groups.iter().find(|g| g.k == k).unwrap();
+        let (first, last) = (&g.curves[0], g.curves.last().unwrap());
+        assert!(first.phi > last.phi);
+        let (
+            Minimum::Interior {
+                tau: t0, hi: h0, ..
+            },
+            Minimum::Interior {
+                tau: t1, lo: l1, ..
+            },
+        ) = (first.minimum, last.minimum)
+        else {
+            panic!("k = {k}: {:?} / {:?}", first.minimum, last.minimum);
+        };
+        assert!(
+            t1 > t0 && l1 > h0,
+            "k = {k}: tau* {t0} (hi {h0}) -> {t1} (lo {l1})"
+        );
+        for c in &g.curves {
+            assert!(c.ratio.lo > 1.0, "k = {k}, phi {}: {:?}", c.phi, c.ratio);
+        }
+    }
+    let (_, _, sym) = quick("cliplaw_sharp_symmetric");
+    for k in [2.0, 3.0] {
+        let g = sym.groups.iter().find(|g| g.k == k).unwrap();
+        let edges: Vec<_> = g
+            .curves
+            .iter()
+            .map(|c| {
+                assert_eq!(c.minimum, Minimum::Plateau, "k = {k}, phi {}", c.phi);
+                c.plateau.unwrap().edge
+            })
+            .collect();
+        assert!(edges.windows(2).all(|w| w[0] == w[1]), "k = {k}: {edges:?}");
+    }
+}
