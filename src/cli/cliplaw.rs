@@ -7,6 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use dpsgd_lab::experiment;
+use dpsgd_lab::experiment::cliplaw::analysis::fixed;
 use dpsgd_lab::experiment::cliplaw::{self, CliplawSummary, report};
 
 use super::batch::BatchArgs;
@@ -37,7 +38,13 @@ pub fn text(summaries: &[CliplawSummary]) -> String {
         for g in &sum.groups {
             let law = |l: &Option<cliplaw::analysis::Law>| {
                 l.as_ref().map_or("-".to_string(), |l| {
-                    format!("{:.3} [{:.3}, {:.3}] {:?}", l.slope, l.lo, l.hi, l.verdict)
+                    format!(
+                        "{} [{}, {}] {:?}",
+                        fixed(l.slope, 3),
+                        fixed(l.lo, 3),
+                        fixed(l.hi, 3),
+                        l.verdict
+                    )
                 })
             };
             s.push_str(&format!(

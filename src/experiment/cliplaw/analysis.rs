@@ -761,6 +761,16 @@ fn tail(spec: &Spec, k: f64) -> Tail {
     }
 }
 
+/// `v` with `d` decimals, without the sign of a value that rounds to zero ("-0.00" reads as a
+/// negative slope).
+pub fn fixed(v: f64, d: usize) -> String {
+    let s = format!("{v:.d$}");
+    match s.strip_prefix('-') {
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+        _ => s,
+    }
+}
+
 /// A number for tables: 4 significant digits.
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
@@ -789,6 +799,16 @@ pub fn num(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A slope that rounds to zero prints without a sign.
+    #[test]
+    fn fixed_drops_the_sign_of_zero() {
+        assert_eq!(fixed(-0.0001, 2), "0.00");
+        assert_eq!(fixed(-0.0, 3), "0.000");
+        assert_eq!(fixed(-0.004, 2), "0.00");
+        assert_eq!(fixed(-0.006, 2), "-0.01");
+        assert_eq!(fixed(0.5, 2), "0.50");
+    }
 
     /// Four significant digits, also when rounding carries into the next power of ten.
     #[test]

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::analysis::{CliplawSummary, GroupSummary, Minimum};
+use super::analysis::{CliplawSummary, GroupSummary, Minimum, fixed};
 use crate::error::Result;
 use crate::plot::{Corner, Figure, Panels, Series, Style};
 
@@ -138,7 +138,14 @@ fn tau_figure(s: &CliplawSummary) -> Figure {
         }
         let slope = |l: &Option<super::analysis::Law>| {
             l.as_ref()
-                .map(|l| format!(" slope {:.2} [{:.2}, {:.2}]", l.slope, l.lo, l.hi))
+                .map(|l| {
+                    format!(
+                        " slope {} [{}, {}]",
+                        fixed(l.slope, 2),
+                        fixed(l.lo, 2),
+                        fixed(l.hi, 2)
+                    )
+                })
                 .unwrap_or_default()
         };
         if !star.is_empty() {
@@ -161,9 +168,9 @@ fn tau_figure(s: &CliplawSummary) -> Figure {
         }
         series.push(Series {
             label: Some(format!(
-                "{}: theorem's tau(phi), slope {:.2}",
+                "{}: theorem's tau(phi), slope {}",
                 g.label,
-                g.tau_exponent.unwrap_or(f64::NAN)
+                fixed(g.tau_exponent.unwrap_or(f64::NAN), 2)
             )),
             points: g.curves.iter().map(|c| (c.phi, c.schedule_tau)).collect(),
             errors: Vec::new(),
@@ -219,7 +226,12 @@ fn risk_panel(g: &GroupSummary) -> Figure {
                 "min over tau{}",
                 g.risk_law
                     .as_ref()
-                    .map(|l| format!(": slope {:.2} [{:.2}, {:.2}]", l.slope, l.lo, l.hi))
+                    .map(|l| format!(
+                        ": slope {} [{}, {}]",
+                        fixed(l.slope, 2),
+                        fixed(l.lo, 2),
+                        fixed(l.hi, 2)
+                    ))
                     .unwrap_or_default()
             )),
             points: best.clone(),
@@ -253,7 +265,7 @@ fn risk_panel(g: &GroupSummary) -> Figure {
                 "do nothing (w = w0){}",
                 g.do_nothing_law
                     .as_ref()
-                    .map(|l| format!(": slope {:.2}", l.slope))
+                    .map(|l| format!(": slope {}", fixed(l.slope, 2)))
                     .unwrap_or_default()
             )),
             points: g.curves.iter().map(|c| (c.phi, c.risk0)).collect(),

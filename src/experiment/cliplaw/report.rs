@@ -1,7 +1,7 @@
 //! report.md of a clip-norm sweep: the laws table (one row per declared series) and, per
 //! series, the per-phi table.
 
-use super::analysis::{CliplawSummary, GroupSummary, Law, LawVerdict, Tail, num};
+use super::analysis::{CliplawSummary, GroupSummary, Law, LawVerdict, Tail, fixed, num};
 
 /// How to read the tables (also in the README's glossary and paper_refs/cliplaw.md).
 pub fn legend() -> String {
@@ -34,10 +34,10 @@ fn law(l: &Option<Law>) -> String {
     match l {
         None => "-".into(),
         Some(l) => format!(
-            "{:.3} [{:.3}, {:.3}] ({} phis){}",
-            l.slope,
-            l.lo,
-            l.hi,
+            "{} [{}, {}] ({} phis){}",
+            fixed(l.slope, 3),
+            fixed(l.lo, 3),
+            fixed(l.hi, 3),
             l.points,
             match (l.verdict, l.predicted) {
                 (LawVerdict::Agrees, Some(p)) => format!(": agrees with {p:.3}"),
@@ -149,7 +149,8 @@ fn group_table(g: &GroupSummary) -> String {
     }
     if let Some(e) = g.uniform_tau_on_n {
         md.push_str(&format!(
-            "\nmax_i G_i grows like n^{e:.3} over the sweep (k = {}: n^(1/k) for an i.i.d. tail).\n",
+            "\nmax_i G_i grows like n^{} over the sweep (k = {}: n^(1/k) for an i.i.d. tail).\n",
+            fixed(e, 3),
             crate::experiment::spec::fmt_k(g.k)
         ));
     }
