@@ -30,37 +30,25 @@ pub struct TrainConfig {
     pub loss: LossSpec,
     /// Algorithm 1's hyperparameters.
     pub dpsgd: DpSgdConfig,
+    /// The per-row transform applied to the training and test rows before training (public
+    /// ranges, or a privately released standardization): `[preprocess]`.
+    #[serde(default)]
+    pub preprocess: Option<crate::data::preprocess::Preprocess>,
     /// The whole privacy budget, when this run is one step of a larger private pipeline
     /// (`clipnorm recommend --write-config` writes it).
     #[serde(default)]
     pub privacy: Option<BudgetSpec>,
 }
 
-/// `[privacy]`: one budget (epsilon, delta) for a pipeline whose earlier steps already spent
-/// (spent_epsilon, spent_delta), e.g. `clipnorm recommend`'s private standardization, range
-/// check and RNMM. `train` composes DP-SGD's accounted (epsilon, delta) with the spent part by
-/// basic composition (Dwork & Roth 2014, Theorem 3.16: the epsilons add, the deltas add) and
-/// refuses a run whose total would exceed the budget.
+/// `[privacy]`: the data set's privacy ledger ([`crate::privacy::ledger`]), e.g. the one
+/// `clipnorm recommend` made and spent from. `train` refuses a run whose DP-SGD spend the ledger
+/// cannot hold, and records the spend there before it trains, so that reruns and other commands
+/// count against the same budget (basic composition, Dwork & Roth 2014, Theorem 3.16).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetSpec {
-    /// The total epsilon of the pipeline.
-    pub epsilon: f64,
-    /// The total delta of the pipeline.
-    pub delta: f64,
-    /// epsilon already spent before this run (default 0).
-    #[serde(default)]
-    pub spent_epsilon: f64,
-    /// delta already spent before this run (default 0).
-    #[serde(default)]
-    pub spent_delta: f64,
-    /// Per-feature means of a privately released standardization (x -> (x - mean) / scale),
-    /// applied to the train and test parts; a DP output, so public.
-    #[serde(default)]
-    pub standardize_mean: Option<Vec<f64>>,
-    /// Per-feature scales of that standardization (same length as the means).
-    #[serde(default)]
-    pub standardize_scale: Option<Vec<f64>>,
+    /// Path of the ledger file (JSON lines; its first line states the total budget).
+    pub ledger: String,
 }
 
 /// Parses TOML text into `T`, turning the parser's multi-line report into one line that names

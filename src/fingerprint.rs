@@ -3,12 +3,17 @@
 
 /// FNV-1a (64 bit) over `bytes`, as 16 hex digits.
 pub fn fingerprint(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv1a64(bytes))
+}
+
+/// FNV-1a (64 bit) over `bytes` (Fowler, Noll & Vo; the published offset basis and prime).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         h ^= b as u64;
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    format!("{h:016x}")
+    h
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::clipnorm::model::Model;
 use crate::config::{BudgetSpec, DataSpec, TrainConfig};
 use crate::data::Dataset;
 use crate::dpsgd::{AccountantKind, Calibrator, DpSgd, DpSgdConfig, NoiseSpec, RunOutput};
-use crate::error::{Error, Result, check_positive, fmt_num};
+use crate::error::{Error, Result, fmt_num};
 use crate::limits;
 use crate::linalg::dot;
 use crate::loss::{Loss, LossSpec, mean_grad, mean_value};
@@ -42,7 +42,9 @@ pub struct RunSummary {
     pub noise_multiplier: f64,
     /// Fraction of sampled per-sample gradients that were clipped.
     pub clipped_fraction: f64,
-    /// The index that of the random iterate.
+    /// The output rule that chose w_priv ("random_iterate", "last_iterate", "average_iterate").
+    pub output_rule: String,
+    /// The index t_hat of the random iterate (used by the random-iterate rule only).
     pub t_hat: usize,
     /// F(w_0).
     pub f_w0: f64,
@@ -81,6 +83,10 @@ impl RunSummary {
             sigma_n: out.sigma_n,
             noise_multiplier: out.noise_multiplier,
             clipped_fraction: out.clipped_fraction,
+            output_rule: serde_json::to_value(alg.config().output)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
             t_hat: out.t_hat,
             f_w0: mean_value(loss, w0, data),
             f_w_priv: mean_value(loss, &out.w_priv, data),
@@ -324,16 +330,28 @@ pub fn train_config(
 }
 
 /// (train, test) of a config: a CSV's split is kept (its test part is scored, not dropped), and
-/// a `[privacy]` standardization is applied to both parts.
+/// the `[preprocess]` transform is applied to both parts. With a `[privacy]` ledger the data
+/// must be handled as the ledger's guarantee assumes: no statistics of the data's own (the
+/// non-private `standardize`), and a split that keeps add/remove neighbours neighbours (hash).
 fn config_data(cfg: &TrainConfig) -> Result<(Dataset, Option<Dataset>)> {
     let (mut data, mut test) = match &cfg.data {
         DataSpec::Csv(c) => {
             if cfg.privacy.is_some() && c.standardize {
                 return Err(Error::param(
                     "[data] standardize = true uses the data's own means and scales, which no \
-                     mechanism protects, so [privacy]'s budget cannot cover it: set it to false \
-                     (give [privacy] standardize_mean and standardize_scale, released privately \
-                     by clipnorm recommend)",
+                     mechanism protects, so the [privacy] ledger's budget cannot cover it: set it \
+                     to false (a [preprocess] table from clipnorm recommend carries a public or \
+                     privately released transform)",
+                ));
+            }
+            if cfg.privacy.is_some()
+                && let Some(sp) = &c.split
+                && sp.method != crate::data::split::SplitMethod::Hash
+            {
+                return Err(Error::param(
+                    "[data] split with method = \"shuffle\" reshuffles every row when one row is \
+                     added, which the [privacy] ledger's add/remove guarantee does not survive: \
+                     use method = \"hash\"",
                 ));
             }
             c.load_split()?
@@ -343,88 +361,47 @@ fn config_data(cfg: &TrainConfig) -> Result<(Dataset, Option<Dataset>)> {
             None,
         ),
     };
-    if let Some(b) = &cfg.privacy {
-        match (&b.standardize_mean, &b.standardize_scale) {
-            (Some(mean), Some(scale)) => {
-                if mean.len() != data.d || scale.len() != data.d {
-                    return Err(Error::param(format!(
-                        "[privacy] standardize_mean has {} and standardize_scale {} entries, but \
-                         the data have d = {} features",
-                        mean.len(),
-                        scale.len(),
-                        data.d
-                    )));
-                }
-                if let Some(v) = scale.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
-                    return Err(Error::param(format!(
-                        "[privacy] standardize_scale has the entry {v}; scales must be finite and > 0"
-                    )));
-                }
-                let st = crate::data::split::Standardizer {
-                    mean: mean.clone(),
-                    std: scale.clone(),
-                };
-                st.apply(&mut data)?;
-                if let Some(t) = test.as_mut() {
-                    st.apply(t)?;
-                }
-            }
-            (None, None) => {}
-            _ => {
-                return Err(Error::param(
-                    "[privacy] needs both standardize_mean and standardize_scale, or neither",
-                ));
-            }
+    if let Some(p) = &cfg.preprocess {
+        p.apply(&mut data)?;
+        if let Some(t) = test.as_mut() {
+            p.apply(t)?;
         }
     }
     Ok((data, test))
 }
 
-/// The budget check: `spent` before this run plus DP-SGD's accounted (epsilon, delta) must not
-/// exceed [privacy]'s (epsilon, delta) by basic composition (Dwork & Roth 2014, Theorem 3.16).
-/// Float sums are allowed a relative slack of 1e-9 (the calibration itself keeps DP-SGD's
-/// epsilon at or below its target).
-fn check_budget(b: &BudgetSpec, report: Option<&PrivacyReport>) -> Result<BudgetReport> {
-    check_positive("[privacy] epsilon", b.epsilon)?;
-    crate::error::check_open("[privacy] delta", b.delta, 0.0, 1.0)?;
+/// The budget check against the `[privacy]` ledger: DP-SGD's accounted (epsilon, delta) must fit
+/// in what the ledger has left (basic composition, Dwork & Roth 2014, Theorem 3.16); the spend is
+/// then recorded before any training, so a rerun counts again.
+fn check_budget(b: &BudgetSpec, report: Option<&PrivacyReport>, seed: u64) -> Result<BudgetReport> {
+    let mut ledger = crate::privacy::ledger::Ledger::open(std::path::Path::new(&b.ledger))?;
     let (eps, delta) = match report {
         Some(p) => (p.epsilon_spent, p.delta),
         None => {
             return Err(Error::param(
-                "[privacy] states a budget but [dpsgd] adds no noise (an infinite epsilon); give \
+                "[privacy] names a ledger but [dpsgd] adds no noise (an infinite epsilon); give \
                  [dpsgd] noise = { kind = \"target\", ... }",
             ));
         }
     };
-    let out = BudgetReport {
-        epsilon: b.epsilon,
-        delta: b.delta,
-        spent_before_epsilon: b.spent_epsilon,
-        spent_before_delta: b.spent_delta,
+    let (total_eps, total_delta) = ledger.budget();
+    let (before_eps, before_delta) = ledger.spent();
+    ledger.record(crate::privacy::ledger::Spend::new(
+        &format!("train --seed {seed}"),
+        "DP-SGD (Poisson-subsampled Gaussian)",
+        eps,
+        delta,
+    ))?;
+    Ok(BudgetReport {
+        epsilon: total_eps,
+        delta: total_delta,
+        spent_before_epsilon: before_eps,
+        spent_before_delta: before_delta,
         dpsgd_epsilon: eps,
         dpsgd_delta: delta,
-        total_epsilon: b.spent_epsilon + eps,
-        total_delta: b.spent_delta + delta,
-    };
-    let slack = 1.0 + 1e-9;
-    if out.total_epsilon > b.epsilon * slack || out.total_delta > b.delta * slack {
-        return Err(Error::param(format!(
-            "the run would exceed [privacy]'s budget (epsilon = {}, delta = {}): spent before {} + \
-             DP-SGD {} = epsilon {}, delta {} + {} = {}; lower [dpsgd] noise epsilon to at most \
-             {} and delta to at most {} (kind = \"target\")",
-            fmt_num(b.epsilon),
-            fmt_num(b.delta),
-            fmt_num(b.spent_epsilon),
-            fmt_num(eps),
-            fmt_num(out.total_epsilon),
-            fmt_num(b.spent_delta),
-            fmt_num(delta),
-            fmt_num(out.total_delta),
-            fmt_num(b.epsilon - b.spent_epsilon),
-            fmt_num(b.delta - b.spent_delta)
-        )));
-    }
-    Ok(out)
+        total_epsilon: before_eps + eps,
+        total_delta: before_delta + delta,
+    })
 }
 
 /// What one run trains: the streams' (seed, replicate), the loss, Algorithm 1's settings and
@@ -480,14 +457,16 @@ fn train_inner(
     // With a budget and no delta in the noise spec, DP-SGD is reported at the delta left.
     let opts = match budget {
         Some(b) if dpsgd.noise.delta().is_none() => ReportOptions {
-            delta: b.delta - b.spent_delta,
+            delta: crate::privacy::ledger::Ledger::open(std::path::Path::new(&b.ledger))?
+                .remaining()
+                .1,
             ..opts.clone()
         },
         _ => opts.clone(),
     };
     let privacy = privacy_report(&opts, &dpsgd.noise, &inputs)?;
     let budget = budget
-        .map(|b| check_budget(b, privacy.as_ref()))
+        .map(|b| check_budget(b, privacy.as_ref(), seed))
         .transpose()?;
     let w0 = alg.initial_point(
         loss.param_dim(),

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 
+use dpsgd_lab::clipnorm::recommend::plan::default_ledger;
 use dpsgd_lab::clipnorm::recommend::{
     AdviceData, AdviceRequest, ClipNormAdvice, NormsSource, PublicValues, recommend,
 };
@@ -147,12 +148,24 @@ pub struct RecommendArgs {
     pub seed: u64,
     /// epsilon of the private range check (a Laplace count of the G_i outside [lo, hi], spent
     /// from the budget); the command refuses when the noisy count exceeds n / 2. 0 skips it.
-    #[arg(long, default_value_t = dpsgd_lab::clipnorm::recommend::DEFAULT_CHECK_EPSILON)]
-    pub check_epsilon: f64,
-    /// Step size eta written into the train config (a public choice: tuning it on the data
-    /// would cost budget).
-    #[arg(long, default_value_t = dpsgd_lab::clipnorm::train_config::DEFAULT_LEARNING_RATE)]
-    pub learning_rate: f64,
+    /// Default 0.05, and 0 with --feature-ranges (the range is then exact).
+    #[arg(long)]
+    pub check_epsilon: Option<f64>,
+    /// File of public per-feature ranges ("feature,min,max" lines in column order, from the
+    /// data set's documentation, never from its values; data/*.ranges.csv for the shipped
+    /// sets): features are clamped and scaled into [-1, 1] at no privacy cost. The best choice
+    /// wherever such ranges are known.
+    #[arg(long, conflicts_with_all = ["no_standardize", "public_scales", "feature_bounds", "std_share"])]
+    pub feature_ranges: Option<PathBuf>,
+    /// The data set's privacy ledger: every spend on the data is recorded there, and a request
+    /// above what it has left is refused (default: CSV.ledger.jsonl beside the CSV; made with
+    /// budget (--epsilon, --delta) when absent).
+    #[arg(long)]
+    pub ledger: Option<PathBuf>,
+    /// Step size eta written into the train config (a public choice; default: the rule
+    /// sqrt(p) / (tau sqrt(1 + p z^2 / B^2) sqrt(T)) from public quantities, no cost).
+    #[arg(long)]
+    pub learning_rate: Option<f64>,
     /// Write the train config (the TOML printed below the recommendation) to FILE.
     #[arg(long)]
     pub write_config: Option<PathBuf>,
@@ -180,7 +193,11 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
             || a.std_share.is_some()
             || a.feature_bounds.is_some()
             || a.public_scales.is_some()
+            || a.feature_ranges.is_some()
             || (!a.no_standardize && norms == NormsSource::Lipschitz),
+        feature_ranges: a.feature_ranges.clone().map(PublicValues::File),
+        ledger: Some(a.ledger.clone().unwrap_or_else(|| default_ledger(&a.csv))),
+        learning_rate: a.learning_rate,
         std_share: a.std_share,
         feature_bounds: a.feature_bounds.clone().map(PublicValues::File),
         public_scales: a.public_scales.clone().map(PublicValues::File),
@@ -195,13 +212,13 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
         grid_size: a.grid_size,
         accountant: a.accountant.clone(),
         seed: a.seed,
-        check_epsilon: Some(a.check_epsilon),
+        check_epsilon: a.check_epsilon,
         test_fraction: a.test_fraction,
         split_seed: a.split_seed.unwrap_or(a.seed),
         epochs: a.epochs,
     })?;
     print_advice(&advice);
-    let toml = train_config(&advice, a.learning_rate)?;
+    let toml = train_config(&advice)?;
     println!("train config (paste into a file for `dpsgd-lab train --config FILE`):");
     print!("{toml}");
     if let Some(p) = &a.write_config {
@@ -226,30 +243,51 @@ fn print_advice(v: &ClipNormAdvice) {
         "  data: {} (label '{}'), n = {}, d = {}; {src}",
         v.csv, v.label, v.n, v.d
     );
-    match &v.standardization {
-        None => println!("  standardization: none (raw features)"),
-        Some(s) if s.method == "public" => println!(
-            "  standardization: public means and scales given by the user (eps = 0, delta = 0)"
-        ),
-        Some(s) => println!(
-            "  standardization: DP estimate ({}), eps = {:.4}, delta = {:.3e} (rho = {:.3e}, \
-             noise sd {:.3} on each sum)",
-            s.method, s.epsilon, s.delta, s.rho, s.sigma
-        ),
-    }
     if let Some(sp) = &v.split {
         println!(
-            "  split: test fraction {}, split seed {}: n_train = {} (every private statistic), \
-             n_test = {} (held out)",
-            sp.test_fraction, sp.seed, v.n, v.n_test
+            "  split: hash of each row and seed {}, test fraction {}: n_train = {} (every private \
+             statistic), n_test = {} (held out); the row counts are treated as public",
+            sp.seed, sp.test_fraction, v.n, v.n_test
         );
+    }
+    match (&v.preprocess, &v.standardization) {
+        (None, _) => println!("  preprocessing: none (raw features)"),
+        (Some(p), None) => println!("  preprocessing: {} (no privacy cost)", p.source),
+        (Some(_), Some(s)) if s.method == "public" => println!(
+            "  preprocessing: public means and scales given by the user (no privacy cost)"
+        ),
+        (Some(_), Some(s)) => {
+            println!(
+                "  preprocessing: private standardization ({}), eps = {:.4}, delta = {:.3e} \
+                 (rho = {:.3e}, noise sd {:.3} on each sum)",
+                s.method, s.epsilon, s.delta, s.rho, s.sigma
+            );
+            if !v.noisy_features.is_empty() {
+                let list: Vec<String> = v.noisy_features.iter().map(|j| (j + 1).to_string()).collect();
+                println!(
+                    "  note: {} of {} features have a released variance that is mostly noise \
+                     (noise sd > half of it) and use their bound's scale instead: features {}",
+                    v.noisy_features.len(),
+                    v.d,
+                    list.join(" ")
+                );
+            }
+        }
     }
     match &v.range_check {
         Some(c) => println!(
             "  range check: eps = {:.4}, noisy count of values outside [{:.4}, {:.4}]: {:.0} of {}",
-            c.epsilon, v.candidates_lo, v.candidates_hi, c.noisy_outside, c.n
+            c.epsilon,
+            v.candidates_lo,
+            v.candidates_hi,
+            c.noisy_outside.clamp(0.0, c.n as f64),
+            c.n
         ),
-        None => println!("  range check: skipped (--check-epsilon 0)"),
+        None => println!(
+            "  range check: not run ([{:.4}, {:.4}] holds every G_i by construction, or \
+             --check-epsilon 0)",
+            v.candidates_lo, v.candidates_hi
+        ),
     }
     println!(
         "  RNMM: eps = {:.4} ({:.1}% of eps = {}), {} log-spaced candidates on [{:.4}, {:.4}], seed {}",
@@ -261,30 +299,15 @@ fn print_advice(v: &ClipNormAdvice) {
         v.candidates_hi,
         v.seed
     );
-    if let Some(s) = &v.standardization
-        && s.relative_noise() > dpsgd_lab::privacy::standardize::NOISY_WARNING
-    {
-        println!(
-            "  note: the private means and scales are mostly noise here (noise sd / noisy count = \
-             {:.2} of each feature's bound); give public values with --public-scales or \
-             --feature-bounds, or raise --std-share",
-            s.relative_noise()
-        );
-    }
     println!("  recommended clip norm: tau = {:.4}", v.clip_norm);
+    let parts: Vec<String> = v
+        .stages
+        .iter()
+        .map(|s| format!("{} {:.4}", s.stage, s.epsilon))
+        .collect();
     println!(
-        "  epsilon left for DP-SGD: {:.4} (delta = {:.3e})",
-        v.dpsgd_epsilon, v.dpsgd_delta
-    );
-    let std_eps = v.standardization.as_ref().map_or(0.0, |s| s.epsilon);
-    let check_eps = v.range_check.as_ref().map_or(0.0, |c| c.epsilon);
-    println!(
-        "  budget split (basic composition): standardization {:.4} + range check {:.4} + RNMM \
-         {:.4} + DP-SGD {:.4} = {:.4} (of eps = {}), delta {:e} in total",
-        std_eps,
-        check_eps,
-        v.rnmm_epsilon,
-        v.dpsgd_epsilon,
+        "  budget split (basic composition): {} = {:.4} (of eps = {}), delta {:e} in total",
+        parts.join(" + "),
         v.total_epsilon,
         v.epsilon,
         v.total_delta
@@ -293,10 +316,17 @@ fn print_advice(v: &ClipNormAdvice) {
         "  noise multiplier: z = {:.4} for T = {} steps at batch size B = {} (q = {:.4}), {} accountant",
         v.noise_multiplier, v.steps, v.batch_size, v.q, v.accountant
     );
+    println!(
+        "  step size: eta = {:.4} ({}); output: the average iterate",
+        v.learning_rate, v.learning_rate_rule
+    );
+    if let (Some(l), Some((e, d))) = (&v.ledger, v.ledger_remaining) {
+        println!("  privacy ledger {l}: epsilon {e:.4} and delta {d:.3e} left, for DP-SGD (`train`)");
+    }
     if v.at_range_end {
         println!(
             "  note: the largest candidate was selected; the range may be too narrow for these \
-             data (standardize the features, or raise --hi)"
+             data (scale the features, or raise --hi)"
         );
     }
 }

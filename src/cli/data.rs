@@ -194,6 +194,7 @@ fn describe(a: &DescribeArgs) -> Result<()> {
                 split: a.test_fraction.map(|f| SplitSpec {
                     test_fraction: f,
                     seed: a.split_seed,
+                    method: Default::default(),
                 }),
                 standardize: a.standardize,
             };

@@ -84,14 +84,28 @@ pub fn run(args: &TrainArgs) -> Result<()> {
             "  sigma_n = {:.6e} (noise multiplier z = {:.4}), clipped fraction = {:.4}",
             s.sigma_n, s.noise_multiplier, s.clipped_fraction
         );
-        println!("  f(w_0)    = {:.6}", s.f_w0);
         println!(
-            "  f(w_priv) = {:.6}   (random iterate t_hat = {})",
-            s.f_w_priv, s.t_hat
+            "  training-set statistics below (f, gradient, train accuracy, clipped fraction, \
+             realized batch) are NOT private: for your eyes, not for release"
         );
+        println!("  f(w_0)    = {:.6}   (the initial point: doing nothing)", s.f_w0);
+        let rule = match s.output_rule.as_str() {
+            "random_iterate" => format!("random iterate t_hat = {}", s.t_hat),
+            "last_iterate" => "last iterate w_T".to_string(),
+            "average_iterate" => "average iterate".to_string(),
+            other => other.to_string(),
+        };
+        println!("  f(w_priv) = {:.6}   (output rule: {rule})", s.f_w_priv);
         println!("  f(w_T)    = {:.6}", s.f_w_last);
         println!("  f(w_avg)  = {:.6}", s.f_w_avg);
         println!("  ||grad f(w_priv)||^2 = {:.6e}", s.grad_norm_sq_w_priv);
+        if !(s.f_w_priv < s.f_w0) {
+            println!(
+                "  warning: the private model is no better than doing nothing (f(w_priv) = {:.4} \
+                 >= f(w_0) = {:.4}); lower the learning rate or raise the budget",
+                s.f_w_priv, s.f_w0
+            );
+        }
         if let Some(a) = &run.accuracy {
             match (a.test, &split) {
                 (Some(t), Some(sp)) => println!(
@@ -119,9 +133,9 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         }
         match (&run.budget, &run.privacy) {
             (Some(b), _) => println!(
-                "  total privacy spent (basic composition of the earlier steps with DP-SGD): \
-                 epsilon = {:.4} ({:.4} before + {:.4} DP-SGD) of {}, delta = {:.3e} ({:.3e} + \
-                 {:.3e}) of {:e}",
+                "  privacy ledger (basic composition of every recorded spend, this run \
+                 included): epsilon = {:.4} ({:.4} before + {:.4} DP-SGD) of {}, delta = {:.3e} \
+                 ({:.3e} + {:.3e}) of {:e}",
                 b.total_epsilon,
                 b.spent_before_epsilon,
                 b.dpsgd_epsilon,

@@ -96,6 +96,7 @@ pub fn load_data(cfg: &StudyConfig) -> Result<(Dataset, Dataset)> {
                 c.split = Some(SplitSpec {
                     test_fraction: cfg.test_fraction,
                     seed: cfg.seed,
+                    method: Default::default(),
                 });
             }
             let (train, test) = c.load_split()?;

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use super::Dataset;
 use super::split::{SplitSpec, Standardizer};
 use crate::error::{Error, Result};
-use crate::rng::{Purpose, stream};
 
 /// A CSV data source.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,9 +47,7 @@ impl CsvSpec {
         let all = self.read()?;
         let (mut train, mut test) = match &self.split {
             Some(s) => {
-                // The split stream is derived like every other stream, from (seed, 0, Split).
-                let (a, b) =
-                    all.train_test_split(s.test_fraction, &mut stream(s.seed, 0, Purpose::Split))?;
+                let (a, b) = s.apply(&all)?;
                 (a, Some(b))
             }
             None => (all, None),

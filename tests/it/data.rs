@@ -591,6 +591,7 @@ fn csv_split_is_seeded_and_standardization_uses_train_statistics() {
         split: Some(SplitSpec {
             test_fraction: 0.25,
             seed: 9,
+            method: Default::default(),
         }),
         standardize: false,
     };

@@ -1,0 +1,252 @@
+//! Stages 2-5 of `clipnorm recommend` (module doc of [`super`]): each private stage records its
+//! spend in the ledger before its mechanism runs, then releases its output.
+
+use super::plan::{AdvicePlan, Preprocessing};
+use super::values::read_norms_file;
+use super::{AdviceData, NormsSource, RangeCheck, range_check};
+use crate::data::Dataset;
+use crate::data::csv::CsvSpec;
+use crate::data::preprocess::Preprocess;
+use crate::error::{Error, Result, fmt_num};
+use crate::loss::{LossSpec, lipschitz_constants};
+use crate::privacy::ledger::{Ledger, Spend};
+use crate::privacy::standardize::{PrivateStandardization, StdSource, private_standardize};
+use crate::privacy::{RnmmConfig, RnmmOutput, private_min_lipschitz};
+use crate::rng::{Purpose, stream};
+
+/// What the preprocessing stage released.
+#[derive(Debug, Clone, Default)]
+pub struct Preprocessed {
+    /// The per-row transform (None: raw features).
+    pub preprocess: Option<Preprocess>,
+    /// The private (or user-stated) standardization behind it, with its cost.
+    pub standardization: Option<PrivateStandardization>,
+    /// Features whose private statistic was mostly noise (fell back to the bound's scale).
+    pub noisy_features: Vec<usize>,
+}
+
+/// Records `spend` in the ledger, if there is one (before the mechanism runs).
+fn record(ledger: Option<&mut Ledger>, plan: &AdvicePlan, mechanism: &str, eps: f64, delta: f64) -> Result<()> {
+    match ledger {
+        Some(l) => l.record(Spend::new(
+            &format!("clipnorm recommend --seed {}", plan.req.seed),
+            mechanism,
+            eps,
+            delta,
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Stage 2: the transform of the features, applied to `data` in place.
+pub fn preprocess(
+    plan: &AdvicePlan,
+    data: &mut Dataset,
+    ledger: Option<&mut Ledger>,
+) -> Result<Preprocessed> {
+    let out = match &plan.preprocessing {
+        Preprocessing::None => Preprocessed::default(),
+        Preprocessing::Ranges(p) => Preprocessed {
+            preprocess: Some(p.clone()),
+            ..Default::default()
+        },
+        Preprocessing::PublicScales(st) => {
+            let ps = private_standardize(
+                data,
+                &StdSource::Public(st.clone()),
+                &mut stream(plan.req.seed, 1, Purpose::Mechanism),
+            )?;
+            Preprocessed {
+                preprocess: Some(Preprocess {
+                    source: "public means and scales".into(),
+                    center: ps.mean.clone(),
+                    scale: ps.scale.clone(),
+                    clamp_min: None,
+                    clamp_max: None,
+                }),
+                standardization: Some(ps),
+                noisy_features: Vec::new(),
+            }
+        }
+        Preprocessing::Private {
+            epsilon,
+            delta,
+            bounds,
+        } => {
+            record(
+                ledger,
+                plan,
+                "private standardization (exponential mechanism + Gaussian sums, zCDP)",
+                *epsilon,
+                *delta,
+            )?;
+            let ps = private_standardize(
+                data,
+                &StdSource::Private {
+                    epsilon: *epsilon,
+                    delta: *delta,
+                    bounds: bounds.clone(),
+                },
+                &mut stream(plan.req.seed, 1, Purpose::Mechanism),
+            )?;
+            let (preprocess, noisy) = ps.preprocess();
+            Preprocessed {
+                preprocess: Some(preprocess),
+                standardization: Some(ps),
+                noisy_features: noisy,
+            }
+        }
+    };
+    if let Some(p) = &out.preprocess {
+        p.apply(data)?;
+    }
+    Ok(out)
+}
+
+/// G_i = G(x_i, y_i) of the multinomial logistic loss (Appendix D) on `data` as given (already
+/// transformed by the preprocessing stage).
+pub fn logistic_lipschitz(data: &Dataset) -> Result<Vec<f64>> {
+    let loss = LossSpec::Logistic { classes: None }.build(data)?;
+    loss.check_data(data)?;
+    lipschitz_constants(loss.as_ref(), data)
+}
+
+/// The per-sample values whose private minimum is selected, one per training row (per-row
+/// values follow the hash split's mask; no mechanism).
+pub fn per_sample_values(plan: &AdvicePlan, data: &Dataset) -> Result<Vec<f64>> {
+    let per_row = |v: Vec<f64>, what: &str| -> Result<Vec<f64>> {
+        if v.len() != plan.all.n {
+            return Err(Error::data(format!(
+                "{what} has {} values but {} has {} rows; give one norm per row",
+                v.len(),
+                plan.csv,
+                plan.all.n
+            )));
+        }
+        Ok(v.into_iter()
+            .zip(&plan.mask)
+            .filter_map(|(g, &m)| m.then_some(g))
+            .collect())
+    };
+    let g = match &plan.req.norms {
+        NormsSource::Lipschitz => logistic_lipschitz(data)?,
+        NormsSource::Column(c) => {
+            if !matches!(plan.req.data, AdviceData::Csv { .. }) {
+                return Err(Error::param(format!(
+                    "--norms-column '{c}' names a CSV column, but the data are not a CSV"
+                )));
+            }
+            if c == &plan.label {
+                return Err(Error::param(format!(
+                    "--norms-column '{c}' is the label column; name the column of per-sample norms"
+                )));
+            }
+            let col = CsvSpec::new(plan.csv.clone(), c.clone())
+                .read()
+                .map_err(|e| Error::data(format!("--norms-column '{c}': {e}")))?;
+            per_row(col.y, &format!("--norms-column '{c}'"))?
+        }
+        NormsSource::File(p) => per_row(read_norms_file(p)?, &format!("--norms {}", p.display()))?,
+        NormsSource::Values(v) => per_row(v.clone(), "per_sample_norms")?,
+    };
+    if let Some((i, v)) = g
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
+    {
+        return Err(Error::data(format!(
+            "per-sample norm of training row {} is {v}; norms must be finite and >= 0",
+            i + 1
+        )));
+    }
+    Ok(g)
+}
+
+/// Stage 3: the range check (when planned). A range that misses the data stops the command
+/// here, before RNMM's selection is released; the advice names only options the user has not
+/// already given.
+pub fn range_check_stage(
+    plan: &AdvicePlan,
+    g: &[f64],
+    pre: &Preprocessed,
+    ledger: Option<&mut Ledger>,
+) -> Result<Option<RangeCheck>> {
+    if plan.check_epsilon == 0.0 {
+        return Ok(None);
+    }
+    record(ledger, plan, "range check (Laplace count, pure DP)", plan.check_epsilon, 0.0)?;
+    let rc = range_check(
+        g,
+        plan.lo,
+        plan.hi,
+        plan.check_epsilon,
+        &mut stream(plan.req.seed, 2, Purpose::Mechanism),
+    )?;
+    if !rc.misses() {
+        return Ok(Some(rc));
+    }
+    let req = &plan.req;
+    let fix = match (&req.norms, &plan.preprocessing) {
+        (NormsSource::Lipschitz, Preprocessing::None) => {
+            "scale the features (drop --no-standardize; --feature-ranges if public ranges are \
+             known), or give --lo and --hi that cover the G_i"
+                .to_string()
+        }
+        (NormsSource::Lipschitz, Preprocessing::Private { bounds, .. }) => {
+            let noise = pre
+                .standardization
+                .as_ref()
+                .map_or(0.0, PrivateStandardization::relative_noise);
+            let bounds_hint = if bounds.is_some() {
+                "raise --std-share or --epsilon"
+            } else {
+                "give --feature-bounds, or raise --std-share or --epsilon"
+            };
+            format!(
+                "the private standardization is noisy at this budget (noise sd / noisy count = \
+                 {noise:.2}): give public ranges with --feature-ranges (no cost), or {bounds_hint}"
+            )
+        }
+        _ => "give --lo and --hi that cover the per-sample values".to_string(),
+    };
+    Err(Error::param(format!(
+        "the candidate range [{:.4}, {:.4}] misses the data: a private count (eps = {}) puts \
+         about {:.0} of the {} values outside it, so RNMM would select noise; {fix} (this run \
+         spent epsilon {} on it)",
+        plan.lo,
+        plan.hi,
+        fmt_num(plan.check_epsilon),
+        rc.noisy_outside.clamp(0.0, rc.n as f64),
+        rc.n,
+        fmt_num(
+            plan.check_epsilon
+                + pre.standardization.as_ref().map_or(0.0, |s| s.epsilon)
+        )
+    )))
+}
+
+/// Stage 4: RNMM's private minimum of the G_i on the public candidates.
+pub fn select(plan: &AdvicePlan, g: &[f64], ledger: Option<&mut Ledger>) -> Result<RnmmOutput> {
+    record(ledger, plan, "RNMM (Report Noisy Max, pure DP)", plan.rnmm_epsilon, 0.0)?;
+    let rc = RnmmConfig {
+        epsilon: plan.rnmm_epsilon,
+        lo: plan.lo,
+        hi: plan.hi,
+        grid_size: plan.req.grid_size,
+        target_count: 1,
+    };
+    private_min_lipschitz(g, &rc, &mut stream(plan.req.seed, 0, Purpose::Mechanism))
+}
+
+/// Stage 5: DP-SGD's step size from public quantities and the released tau (no cost):
+/// eta = D / (G_eff sqrt(T)), the constant step that minimizes the convex SGD bound
+/// D^2 / (2 eta T) + eta G_eff^2 / 2 (Nemirovski, Juditsky, Lan & Shapiro 2009, Sec. 2.2; the
+/// paper's eta = C / (T tau) psi^(-1/2) before Eq. 42 has the same form at its own T). Here
+/// G_eff^2 = tau^2 (1 + p z^2 / B^2) bounds the second moment of Algorithm 1's step direction
+/// (the clipped mean, norm <= tau, plus N(0, (z tau / B)^2 I_p) noise), and D = sqrt(p), a
+/// public guess of ||w*|| for weights of order 1 per parameter on features scaled to [-1, 1].
+pub fn step_size(params: usize, tau: f64, z: f64, batch: f64, steps: usize) -> f64 {
+    let p = params as f64;
+    let g_eff = tau * (1.0 + p * z * z / (batch * batch)).sqrt();
+    p.sqrt() / (g_eff * (steps as f64).sqrt())
+}
