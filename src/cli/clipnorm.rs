@@ -253,9 +253,9 @@ fn print_advice(v: &ClipNormAdvice) {
     match (&v.preprocess, &v.standardization) {
         (None, _) => println!("  preprocessing: none (raw features)"),
         (Some(p), None) => println!("  preprocessing: {} (no privacy cost)", p.source),
-        (Some(_), Some(s)) if s.method == "public" => println!(
-            "  preprocessing: public means and scales given by the user (no privacy cost)"
-        ),
+        (Some(_), Some(s)) if s.method == "public" => {
+            println!("  preprocessing: public means and scales given by the user (no privacy cost)")
+        }
         (Some(_), Some(s)) => {
             println!(
                 "  preprocessing: private standardization ({}), eps = {:.4}, delta = {:.3e} \
@@ -263,7 +263,11 @@ fn print_advice(v: &ClipNormAdvice) {
                 s.method, s.epsilon, s.delta, s.rho, s.sigma
             );
             if !v.noisy_features.is_empty() {
-                let list: Vec<String> = v.noisy_features.iter().map(|j| (j + 1).to_string()).collect();
+                let list: Vec<String> = v
+                    .noisy_features
+                    .iter()
+                    .map(|j| (j + 1).to_string())
+                    .collect();
                 println!(
                     "  note: {} of {} features have a released variance that is mostly noise \
                      (noise sd > half of it) and use their bound's scale instead: features {}",
@@ -321,7 +325,9 @@ fn print_advice(v: &ClipNormAdvice) {
         v.learning_rate, v.learning_rate_rule
     );
     if let (Some(l), Some((e, d))) = (&v.ledger, v.ledger_remaining) {
-        println!("  privacy ledger {l}: epsilon {e:.4} and delta {d:.3e} left, for DP-SGD (`train`)");
+        println!(
+            "  privacy ledger {l}: epsilon {e:.4} and delta {d:.3e} left, for DP-SGD (`train`)"
+        );
     }
     if v.at_range_end {
         println!(

@@ -88,7 +88,10 @@ pub fn run(args: &TrainArgs) -> Result<()> {
             "  training-set statistics below (f, gradient, train accuracy, clipped fraction, \
              realized batch) are NOT private: for your eyes, not for release"
         );
-        println!("  f(w_0)    = {:.6}   (the initial point: doing nothing)", s.f_w0);
+        println!(
+            "  f(w_0)    = {:.6}   (the initial point: doing nothing)",
+            s.f_w0
+        );
         let rule = match s.output_rule.as_str() {
             "random_iterate" => format!("random iterate t_hat = {}", s.t_hat),
             "last_iterate" => "last iterate w_T".to_string(),

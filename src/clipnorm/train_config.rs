@@ -153,7 +153,14 @@ mod tests {
     /// A budget target written into a config never exceeds the share it stands for.
     #[test]
     fn targets_round_down() {
-        for x in [0.6499999999999999, 1.65, 3.65, 0.123456789, 5e-6, 4.9999999e-6] {
+        for x in [
+            0.6499999999999999,
+            1.65,
+            3.65,
+            0.123456789,
+            5e-6,
+            4.9999999e-6,
+        ] {
             let v: f64 = round_down(x).parse().unwrap();
             assert!(v <= x && v >= x * (1.0 - 1e-5), "{x} -> {v}");
         }

@@ -204,7 +204,9 @@ mod tests {
         let mut rng = crate::rng::stream(9, 0, crate::rng::Purpose::Data);
         for n in [178usize, 569, 1797] {
             let d = 4;
-            let x: Vec<f64> = (0..n * d).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect();
+            let x: Vec<f64> = (0..n * d)
+                .map(|_| rand::RngExt::random::<f64>(&mut rng))
+                .collect();
             let y: Vec<f64> = (0..n).map(|i| (i % 3) as f64).collect();
             let a = Dataset::new(x.clone(), y.clone(), d).unwrap();
             let mut x2 = x;
@@ -214,7 +216,11 @@ mod tests {
             let b = Dataset::new(x2, y2, d).unwrap();
             for seed in 0..20 {
                 for method in [SplitMethod::Hash, SplitMethod::Shuffle] {
-                    let spec = SplitSpec { test_fraction: 0.2, seed, method };
+                    let spec = SplitSpec {
+                        test_fraction: 0.2,
+                        seed,
+                        method,
+                    };
                     let side = |data: &Dataset| -> Vec<bool> {
                         let (_, test) = spec.apply(data).unwrap();
                         (0..n)
@@ -223,7 +229,11 @@ mod tests {
                             })
                             .collect()
                     };
-                    let moved = side(&a).iter().zip(side(&b)).filter(|(p, q)| **p != *q).count();
+                    let moved = side(&a)
+                        .iter()
+                        .zip(side(&b))
+                        .filter(|(p, q)| **p != *q)
+                        .count();
                     match method {
                         SplitMethod::Hash => assert_eq!(moved, 0, "n {n} seed {seed}"),
                         SplitMethod::Shuffle => assert!(moved > 0, "n {n} seed {seed}"),
@@ -242,7 +252,11 @@ mod tests {
         let sd = (n as f64 * 0.2 * 0.8).sqrt();
         for seed in 0..10 {
             let (_, test) = data.hash_split(0.2, seed).unwrap();
-            assert!((test.n as f64 - 400.0).abs() <= 4.0 * sd, "seed {seed}: {}", test.n);
+            assert!(
+                (test.n as f64 - 400.0).abs() <= 4.0 * sd,
+                "seed {seed}: {}",
+                test.n
+            );
         }
     }
 }

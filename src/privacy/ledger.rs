@@ -96,7 +96,10 @@ impl Ledger {
     pub fn open(path: &Path) -> Result<Ledger> {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(&name, e))?;
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
         let bad = |i: usize, why: &str| {
             Error::data(format!("privacy ledger {name}, line {}: {why}", i + 1))
         };
@@ -132,7 +135,10 @@ impl Ledger {
                         ));
                     }
                     if !(s.delta.is_finite() && (0.0..1.0).contains(&s.delta)) {
-                        return Err(bad(i, &format!("spent delta {} must be in [0, 1)", s.delta)));
+                        return Err(bad(
+                            i,
+                            &format!("spent delta {} must be in [0, 1)", s.delta),
+                        ));
                     }
                     spends.push(s);
                 }
@@ -289,10 +295,8 @@ mod tests {
     use super::*;
 
     fn tmp(name: &str) -> PathBuf {
-        let p = std::env::temp_dir().join(format!(
-            "dpsgd-ledger-{}-{name}.jsonl",
-            std::process::id()
-        ));
+        let p =
+            std::env::temp_dir().join(format!("dpsgd-ledger-{}-{name}.jsonl", std::process::id()));
         let _ = std::fs::remove_file(&p);
         p
     }

@@ -229,8 +229,8 @@ fn private_bound(col: &[f64], eps_j: f64, rng: &mut SimRng) -> f64 {
     let step_penalty = BOUND_STEP_PENALTY * abs.len() as f64;
     let mut best = (f64::NEG_INFINITY, grid[grid.len() - 1]);
     for (k, &c) in grid.iter().enumerate() {
-        let u = -((abs.partition_point(|&a| a <= c) as f64) - target).abs()
-            - step_penalty * k as f64;
+        let u =
+            -((abs.partition_point(|&a| a <= c) as f64) - target).abs() - step_penalty * k as f64;
         let mut un: f64 = 1.0 - rng.random::<f64>();
         while un >= 1.0 {
             un = 1.0 - rng.random::<f64>();
@@ -511,7 +511,10 @@ mod tests {
         let eps_j = (8.0 * BOUND_RHO_FRACTION * rho / d as f64).sqrt();
         let rho_bounds = d as f64 * eps_j * eps_j / 8.0;
         let rho_g = l2_sensitivity(d).powi(2) / (2.0 * ps.sigma * ps.sigma);
-        assert!(((rho_bounds + rho_g) / rho - 1.0).abs() < 1e-12, "{rho_bounds} + {rho_g} != {rho}");
+        assert!(
+            ((rho_bounds + rho_g) / rho - 1.0).abs() < 1e-12,
+            "{rho_bounds} + {rho_g} != {rho}"
+        );
         assert!((epsilon_of_rho(ps.rho, delta) - eps).abs() < 1e-12);
     }
 
@@ -538,7 +541,10 @@ mod tests {
                 )
                 .unwrap();
                 let (p, noisy) = ps.preprocess();
-                assert!(noisy.contains(&0), "seed {s}: the constant feature is not flagged");
+                assert!(
+                    noisy.contains(&0),
+                    "seed {s}: the constant feature is not flagged"
+                );
                 let mut t = data.clone();
                 p.apply(&mut t).unwrap();
                 assert!((0..n).all(|i| t.row(i)[0] == 0.0));

@@ -51,9 +51,31 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
     let mut cmd = Command::new(BIN);
-    cmd.args(args);
+    cmd.args(&args);
+    // A recommendation records its spends in the data set's ledger (by default beside the CSV,
+    // shared by every test): each test run gets a fresh ledger of its own unless it names one.
+    if args.len() >= 2
+        && args[0] == "clipnorm"
+        && args[1] == "recommend"
+        && !args.iter().any(|a| a == "--ledger")
+    {
+        cmd.arg("--ledger").arg(fresh_ledger());
+    }
     capture(cmd)
+}
+
+/// A ledger path no other call uses (in the system's temporary folder; not created).
+pub fn fresh_ledger() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let p = std::env::temp_dir().join(format!(
+        "dpsgd-lab-test-ledger-{}-{k}.jsonl",
+        std::process::id()
+    ));
+    std::fs::remove_file(&p).ok();
+    p
 }
 
 /// As [`cli`], under a 4 GB address-space limit (`ulimit -v`), so a missing memory estimate shows

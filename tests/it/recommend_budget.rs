@@ -37,9 +37,10 @@ fn number_after(line: &str, key: &str) -> f64 {
 
 /// Raw features with the default range: refused in one line that says what to do (seed 0; the
 /// noisy count is about 569 against the threshold n / 2 = 284.5, the Laplace noise's scale is
-/// 1 / 0.05 = 20). Standardized (with --std-share 0.3: at the default 0.1 the private
-/// standardization of 30 features is mostly noise at epsilon 2, and the same check refuses it
-/// with that fix named): a recommendation, with the check's count and its epsilon in the split.
+/// 1 / 0.05 = 20). The default private standardization no longer refuses: a feature whose
+/// released variance is mostly noise falls back to its bound's scale, and the output says which.
+/// A refusal names only options the user has not given (planted: suggesting --feature-bounds
+/// to a user who passed it).
 #[test]
 fn raw_features_are_refused_in_one_line_and_standardized_are_not() {
     let raw = recommend(&["--epsilon", "2", "--no-standardize", "--seed", "0"]);
@@ -48,67 +49,74 @@ fn raw_features_are_refused_in_one_line_and_standardized_are_not() {
         raw.stderr.contains("[1.4142, 23.6220]") && raw.stderr.contains("drop --no-standardize"),
         "{raw:?}"
     );
-    let noisy = recommend(&["--epsilon", "2", "--seed", "0"]);
-    assert_one_line_error(&noisy, "give --public-scales or --feature-bounds");
-    let ok = recommend(&[
+    let ok = recommend(&["--epsilon", "2", "--seed", "0", "--json"]);
+    assert!(ok.success(), "{ok:?}");
+    assert!(
+        ok.stdout.contains("use their bound's scale instead"),
+        "{}",
+        ok.stdout
+    );
+    let v = ok.last_json();
+    let total: f64 = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["epsilon"].as_f64().unwrap())
+        .sum();
+    assert!((total - 2.0).abs() < 1e-12, "{total}");
+    // A range that misses, with public bounds given: the fix must not ask for them again.
+    let dir = common::tmpdir("recommend-hint");
+    let bounds = dir.join("bounds.txt");
+    std::fs::write(&bounds, "1e-4\n".repeat(30)).unwrap();
+    let b = bounds.display().to_string();
+    let refused = recommend(&[
         "--epsilon",
         "2",
-        "--std-share",
-        "0.3",
-        "--seed",
-        "0",
-        "--json",
+        "--feature-bounds",
+        &b,
+        "--lo",
+        "50",
+        "--hi",
+        "60",
     ]);
-    assert!(ok.success(), "{ok:?}");
-    let line = ok
-        .stdout
-        .lines()
-        .find(|l| l.contains("range check: eps = 0.0500"))
-        .unwrap_or_else(|| panic!("{}", ok.stdout));
-    let outside = number_after(line, "]: ");
-    assert!(outside < 569.0 / 2.0, "{line}");
-    let v = ok.last_json();
-    let total = v["standardization"]["epsilon"].as_f64().unwrap()
-        + v["range_check"]["epsilon"].as_f64().unwrap()
-        + v["rnmm_epsilon"].as_f64().unwrap()
-        + v["dpsgd_epsilon"].as_f64().unwrap();
-    assert!((total - 2.0).abs() < 1e-12, "{total}");
+    assert_one_line_error(&refused, "misses the data");
+    assert!(
+        !refused.stderr.contains("give --feature-bounds"),
+        "{}",
+        refused.stderr
+    );
 }
 
-/// Epsilon 2 given once: recommend (standardization 0.6 + range check 0.05 + RNMM 0.3) writes a
-/// config, train calibrates DP-SGD to the 1.05 left and prints the composed total, which is at
-/// most 2 (and delta at most 1e-5). The test part (20%, split seed 0) is used by neither
-/// mechanism and is scored. A config asking DP-SGD for more than is left is refused.
+/// Epsilon 2 given once, with the data set's ledger: recommend (RNMM 0.3 with public ranges: no
+/// range check is needed) writes a config, train calibrates DP-SGD to the 1.7 left, records it
+/// and prints the ledger's total, at most 2 (delta at most 1e-5). The test part (hash split,
+/// seed 0) is used by neither mechanism and is scored. A second train, a second recommend and
+/// a config asking DP-SGD for more than is left are all refused, and spend nothing.
 #[test]
 fn recommend_then_train_never_exceeds_the_budget_given_once() {
     let dir = common::tmpdir("recommend-budget");
     let cfg = dir.join("train.toml").display().to_string();
-    let out = recommend(&[
+    let ledger = dir.join("ledger.jsonl").display().to_string();
+    let args = [
         "--epsilon",
         "2",
-        "--std-share",
-        "0.3",
+        "--feature-ranges",
+        "data/breast_cancer.ranges.csv",
         "--test-fraction",
         "0.2",
         "--epochs",
         "30",
         "--seed",
         "0",
+        "--ledger",
+        &ledger,
         "--write-config",
         &cfg,
-    ]);
+    ];
+    let out = recommend(&args);
     assert!(out.success(), "{out:?}");
     assert!(
-        out.stdout.contains(
-            "split: test fraction 0.2, split seed 0: n_train = 455 (every private statistic), \
-             n_test = 114 (held out)"
-        ),
-        "{}",
-        out.stdout
-    );
-    // T = ceil(30 x 455 / 45) = 304 at B = min(500, 455 / 10) = 45.
-    assert!(
-        out.stdout.contains("T = 304 steps at batch size B = 45"),
+        out.stdout.contains("range check: not run"),
         "{}",
         out.stdout
     );
@@ -117,52 +125,83 @@ fn recommend_then_train_never_exceeds_the_budget_given_once() {
         out.stdout.contains(&written),
         "the printed config is the written one"
     );
-    let run = cli(["train", "--config", &cfg]);
-    assert!(run.success(), "{run:?}");
-    let total = run
+    let n_test = out
         .stdout
         .lines()
-        .find(|l| l.contains("total privacy spent"))
-        .unwrap_or_else(|| panic!("{}", run.stdout));
-    let eps = number_after(total, "epsilon = ");
-    let delta = number_after(total, "delta = ");
-    assert!(eps <= 2.0 && eps > 1.99, "{total}");
-    assert!(delta <= 1e-5, "{total}");
-    assert!(total.contains("0.9500 before"), "{total}");
-    assert!(
-        run.stdout.contains("test ")
-            && run
-                .stdout
-                .contains("(n = 114; split test_fraction = 0.2, seed = 0)"),
-        "{}",
-        run.stdout
-    );
-    let json = cli(["train", "--config", &cfg, "--json"]).last_json();
-    let b = &json["budget"];
-    assert!(
-        b["total_epsilon"].as_f64().unwrap() <= 2.0 * (1.0 + 1e-9),
-        "{b}"
-    );
-    let a = &json["accuracy"];
-    assert_eq!(a["n_test"].as_u64(), Some(114));
-    assert!(
-        a["test"].as_f64().is_some_and(|t| (0.0..=1.0).contains(&t)),
-        "{a}"
-    );
-    // Asking DP-SGD for 1.5 of the 1.05 left is refused before any work.
-    let line = written
-        .lines()
-        .find(|l| l.starts_with("noise = "))
-        .unwrap()
-        .to_string();
+        .find(|l| l.contains("n_test = "))
+        .map(|l| number_after(l, "n_test = "))
+        .unwrap();
     let over = written.replace(
-        &line,
-        r#"noise = { kind = "target", epsilon = 1.5, delta = 7e-6, accountant = "rdp" }"#,
+        written.lines().find(|l| l.starts_with("noise = ")).unwrap(),
+        r#"noise = { kind = "target", epsilon = 1.8, delta = 1e-5, accountant = "rdp" }"#,
     );
     let over_path = dir.join("over.toml");
     std::fs::write(&over_path, over).unwrap();
     let refused = cli(["train", "--config", over_path.to_str().unwrap()]);
-    assert_one_line_error(&refused, "exceed [privacy]'s budget");
+    assert_one_line_error(&refused, "has only epsilon 1.7 and delta");
+    let run = cli(["train", "--config", &cfg, "--json"]);
+    assert!(run.success(), "{run:?}");
+    let json = run.last_json();
+    let b = &json["budget"];
+    let eps = b["total_epsilon"].as_f64().unwrap();
+    assert!(eps <= 2.0 * (1.0 + 1e-12) && eps > 1.99, "{b}");
+    assert!(
+        b["total_delta"].as_f64().unwrap() <= 1e-5 * (1.0 + 1e-12),
+        "{b}"
+    );
+    assert_eq!(b["spent_before_epsilon"].as_f64(), Some(0.3), "{b}");
+    assert_eq!(json["output_rule"], "average_iterate");
+    assert_eq!(json["accuracy"]["n_test"].as_f64(), Some(n_test));
+    // Reruns spend again, so the ledger refuses them: train with another seed, and recommend.
+    let again = cli(["train", "--config", &cfg, "--seed", "1"]);
+    assert_one_line_error(&again, "privacy ledger");
+    let again = recommend(&args);
+    assert_one_line_error(&again, "has only epsilon");
+    let l = dpsgd_lab::privacy::ledger::Ledger::open(std::path::Path::new(&ledger)).unwrap();
+    assert_eq!(l.spends().len(), 2, "{:?}", l.spends());
+    assert!(l.spent().0 <= 2.0 * (1.0 + 1e-12));
+}
+
+/// P1: a --check-epsilon above the total is refused before any mechanism runs (nothing is
+/// recorded in the ledger, nothing is printed but the error); so is one that leaves DP-SGD
+/// nothing.
+#[test]
+fn an_over_budget_check_epsilon_is_refused_before_any_mechanism() {
+    for (check, std_share) in [("50", "0.1"), ("1e308", "0.1"), ("1.5", "0.2")] {
+        let dir = common::tmpdir(&format!("check-eps-{check}"));
+        let ledger = dir.join("l.jsonl");
+        let out = recommend(&[
+            "--epsilon",
+            "2",
+            "--check-epsilon",
+            check,
+            "--std-share",
+            std_share,
+            "--ledger",
+            ledger.to_str().unwrap(),
+        ]);
+        assert_one_line_error(&out, "leaves");
+        assert!(out.stdout.is_empty(), "{}", out.stdout);
+        assert!(!ledger.exists(), "nothing may be recorded: {check}");
+    }
+}
+
+/// P4: a refused recommendation has spent what ran before the refusal, and the ledger says so.
+#[test]
+fn a_refused_recommendation_is_recorded() {
+    let dir = common::tmpdir("refused-recorded");
+    let ledger = dir.join("l.jsonl");
+    let out = recommend(&[
+        "--epsilon",
+        "2",
+        "--no-standardize",
+        "--ledger",
+        ledger.to_str().unwrap(),
+    ]);
+    assert_one_line_error(&out, "misses the data");
+    let l = dpsgd_lab::privacy::ledger::Ledger::open(&ledger).unwrap();
+    assert_eq!(l.spends().len(), 1);
+    assert_eq!(l.spent().0, 0.05);
 }
 
 /// The example asks for epsilon 2 and spends it (target noise, RDP), not 6.17 (Thm 3.4, nu = 1).
@@ -228,7 +267,7 @@ fn recommend_on_memory_data_equals_the_csv() {
             data,
             loss: "logistic".into(),
             standardize: norms == NormsSource::Lipschitz,
-            std_share: Some(0.5),
+            std_share: (norms == NormsSource::Lipschitz).then_some(0.5),
             feature_bounds: None,
             public_scales: None,
             epsilon: 2.0,
@@ -246,13 +285,16 @@ fn recommend_on_memory_data_equals_the_csv() {
             test_fraction: Some(0.2),
             split_seed: 5,
             epochs: Some(30.0),
+            feature_ranges: None,
+            ledger: None,
+            learning_rate: None,
         })
         .unwrap();
         a.label = "target".into();
         serde_json::to_value(&a).unwrap()
     };
     let want = run(csv(), NormsSource::Lipschitz, None);
-    assert_eq!(want["n"], 455);
+    assert!(want["n"].as_u64().unwrap() > 400, "{}", want["n"]);
     assert_eq!(run(memory(), NormsSource::Lipschitz, None), want);
     // Raw G_i of the logistic loss (all in [1, 1e5] on these data) as per-row norms.
     let raw = LossSpec::Logistic { classes: None }.build(&all).unwrap();

@@ -290,7 +290,6 @@ pub fn range_check(
     })
 }
 
-
 /// The recommendation for `req`: the stages of the module doc, in order.
 pub fn recommend(req: &AdviceRequest) -> Result<ClipNormAdvice> {
     let plan = plan::AdvicePlan::check(req)?;

@@ -26,7 +26,13 @@ pub struct Preprocessed {
 }
 
 /// Records `spend` in the ledger, if there is one (before the mechanism runs).
-fn record(ledger: Option<&mut Ledger>, plan: &AdvicePlan, mechanism: &str, eps: f64, delta: f64) -> Result<()> {
+fn record(
+    ledger: Option<&mut Ledger>,
+    plan: &AdvicePlan,
+    mechanism: &str,
+    eps: f64,
+    delta: f64,
+) -> Result<()> {
     match ledger {
         Some(l) => l.record(Spend::new(
             &format!("clipnorm recommend --seed {}", plan.req.seed),
@@ -174,7 +180,13 @@ pub fn range_check_stage(
     if plan.check_epsilon == 0.0 {
         return Ok(None);
     }
-    record(ledger, plan, "range check (Laplace count, pure DP)", plan.check_epsilon, 0.0)?;
+    record(
+        ledger,
+        plan,
+        "range check (Laplace count, pure DP)",
+        plan.check_epsilon,
+        0.0,
+    )?;
     let rc = range_check(
         g,
         plan.lo,
@@ -218,16 +230,19 @@ pub fn range_check_stage(
         fmt_num(plan.check_epsilon),
         rc.noisy_outside.clamp(0.0, rc.n as f64),
         rc.n,
-        fmt_num(
-            plan.check_epsilon
-                + pre.standardization.as_ref().map_or(0.0, |s| s.epsilon)
-        )
+        fmt_num(plan.check_epsilon + pre.standardization.as_ref().map_or(0.0, |s| s.epsilon))
     )))
 }
 
 /// Stage 4: RNMM's private minimum of the G_i on the public candidates.
 pub fn select(plan: &AdvicePlan, g: &[f64], ledger: Option<&mut Ledger>) -> Result<RnmmOutput> {
-    record(ledger, plan, "RNMM (Report Noisy Max, pure DP)", plan.rnmm_epsilon, 0.0)?;
+    record(
+        ledger,
+        plan,
+        "RNMM (Report Noisy Max, pure DP)",
+        plan.rnmm_epsilon,
+        0.0,
+    )?;
     let rc = RnmmConfig {
         epsilon: plan.rnmm_epsilon,
         lo: plan.lo,

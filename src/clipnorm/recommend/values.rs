@@ -76,4 +76,3 @@ pub fn read_rows(path: &Path, width: usize) -> Result<Vec<Vec<f64>>> {
     }
     Ok(out)
 }
-
