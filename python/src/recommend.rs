@@ -15,7 +15,8 @@ use crate::{dataset, err, matrix, to_py, value_error, vector};
 ///                     loss="logistic", share=None, steps=None, batch_size=None, lo=None,
 ///                     hi=None, grid_size=200, accountant="rdp", seed=0, standardize=True,
 ///                     std_share=None, feature_bounds=None, public_scales=None,
-///                     test_fraction=None, split_seed=None, epochs=None, check_epsilon=0.05)
+///                     test_fraction=None, split_seed=None, epochs=None, check_epsilon=None,
+///                     feature_ranges=None, ledger=None, learning_rate=None)
 ///
 /// `dpsgd-lab clipnorm recommend` on arrays, with its flags' names and defaults: tau = G_1 =
 /// min_i G_i (Remark 5.6) selected privately by RNMM (Section 5.2, Table 3) with `share` of
@@ -38,7 +39,7 @@ use crate::{dataset, err, matrix, to_py, value_error, vector};
     lo = None, hi = None, grid_size = 200, accountant = "rdp", seed = 0,
     standardize = true, std_share = None, feature_bounds = None, public_scales = None,
     test_fraction = None, split_seed = None, epochs = None,
-    check_epsilon = 0.05))]
+    check_epsilon = None, feature_ranges = None, ledger = None, learning_rate = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn recommend_clip_norm<'py>(
     py: Python<'py>,
@@ -63,9 +64,28 @@ pub fn recommend_clip_norm<'py>(
     test_fraction: Option<f64>,
     split_seed: Option<u64>,
     epochs: Option<f64>,
-    check_epsilon: f64,
+    check_epsilon: Option<f64>,
+    feature_ranges: Option<&Bound<'py, PyAny>>,
+    ledger: Option<String>,
+    learning_rate: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let std_given = std_share.is_some() || feature_bounds.is_some() || public_scales.is_some();
+    let feature_ranges = match feature_ranges {
+        Some(p) => {
+            let (v, rows, cols) = matrix(py, p, "feature_ranges")?;
+            if cols != 2 {
+                return Err(value_error(format!(
+                    "feature_ranges must have shape (d, 2) (min, max per feature), but has \
+                     ({rows}, {cols})"
+                )));
+            }
+            Some(PublicValues::Rows(v.chunks(2).map(<[f64]>::to_vec).collect()))
+        }
+        None => None,
+    };
+    let std_given = std_share.is_some()
+        || feature_bounds.is_some()
+        || public_scales.is_some()
+        || feature_ranges.is_some();
     if std_share.is_some() && public_scales.is_some() {
         return Err(value_error(
             "give std_share or public_scales, not both (public scales cost nothing)",
@@ -168,10 +188,13 @@ pub fn recommend_clip_norm<'py>(
         grid_size,
         accountant: accountant.to_string(),
         seed,
-        check_epsilon: Some(check_epsilon),
+        check_epsilon,
         test_fraction,
         split_seed: split_seed.unwrap_or(seed),
         epochs,
+        feature_ranges,
+        ledger: ledger.map(std::path::PathBuf::from),
+        learning_rate,
     };
     let advice = py.detach(|| recommend(&req)).map_err(err)?;
     // The CLI's notes, as warnings.

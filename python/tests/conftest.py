@@ -5,6 +5,7 @@ target/debug/dpsgd-lab. Without one, the tests that compare with the CLI are ski
 message saying how to provide it (a release build takes minutes, so pytest does not start one
 unannounced); the other tests run.
 """
+import tempfile
 import json
 import os
 import pathlib
@@ -44,6 +45,20 @@ def _binary():
     return exe
 
 
+_LEDGERS = iter(range(10**9))
+
+
+def _fresh_ledger(args):
+    """A recommendation records its spends in the data set's ledger (by default beside the CSV,
+    shared by every test): each call gets a fresh ledger of its own unless it names one."""
+    args = list(args)
+    if args[:2] == ["clipnorm", "recommend"] and "--ledger" not in args:
+        path = pathlib.Path(tempfile.gettempdir()) / f"dpsgd-py-ledger-{os.getpid()}-{next(_LEDGERS)}.jsonl"
+        path.unlink(missing_ok=True)
+        args += ["--ledger", path]
+    return args
+
+
 @pytest.fixture(scope="session")
 def cli():
     """Runs `dpsgd-lab ARGS`; returns (exit code, last stdout line parsed as JSON or None,
@@ -51,7 +66,8 @@ def cli():
     exe = _binary()
 
     def run(*args):
-        p = subprocess.run([str(exe), *map(str, args)], cwd=ROOT, capture_output=True, text=True)
+        p = subprocess.run([str(exe), *map(str, _fresh_ledger(args))], cwd=ROOT,
+                           capture_output=True, text=True)
         lines = p.stdout.strip().splitlines()
         out = json.loads(lines[-1]) if p.returncode == 0 and lines else None
         return p.returncode, out, p.stderr.strip()
@@ -70,7 +86,8 @@ def cli_text():
     exe = _binary()
 
     def run(*args):
-        p = subprocess.run([str(exe), *map(str, args)], cwd=ROOT, capture_output=True, text=True)
+        p = subprocess.run([str(exe), *map(str, _fresh_ledger(args))], cwd=ROOT,
+                           capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
         return p.stdout
 

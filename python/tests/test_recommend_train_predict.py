@@ -52,7 +52,7 @@ def test_recommend_on_arrays_equals_the_cli_on_the_csv(cli, cli_text, tmp_path, 
                                      **bounds)
     assert (got["standardization"] is not None) == standardize
     for k, v in got.items():
-        if k in want:
+        if k in want and k not in ("ledger", "ledger_remaining"):
             assert v == want[k], k
 
 
@@ -96,11 +96,10 @@ def test_recommend_input_errors(xy):
         dl.recommend_clip_norm(X, y, epsilon=2.0, public_scales=np.ones((5, 3)))
 
 
-@pytest.mark.parametrize("extra", [[], ["--no-standardize"]])
+@pytest.mark.parametrize("extra", [["--no-standardize"]])
 def test_a_range_the_cli_refuses_raises_its_message(cli, root, extra):
-    """breast_cancer at epsilon 2: the private standardization with the default std_share is
-    mostly noise (and raw features miss the standardized range), so the private range check
-    refuses; Python raises ValueError with the CLI's message, word for word."""
+    """breast_cancer at epsilon 2: raw features miss the standardized range, so the private
+    range check refuses; Python raises ValueError with the CLI's message, word for word."""
     path = root / "data" / "breast_cancer.csv"
     rc, _, err = cli("clipnorm", "recommend", "--csv", path, "--label", "target",
                      "--epsilon", 2, *extra)

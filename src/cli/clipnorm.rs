@@ -53,6 +53,61 @@ pub enum ClipnormCommand {
     /// by RNMM with a share of epsilon, the epsilon left for DP-SGD and its calibrated noise
     /// multiplier.
     Recommend(RecommendArgs),
+    /// The private recipe (`recommend` then `train`) measured end to end on the shipped data
+    /// sets and a synthetic one, beside the paper's protocol, a practitioner's baseline and a
+    /// non-private run: the table of paper_refs/pipeline.md.
+    Pipeline(PipelineArgs),
+}
+
+/// `clipnorm pipeline`: the table of paper_refs/pipeline.md.
+#[derive(Debug, Args)]
+pub struct PipelineArgs {
+    /// Seeds per cell (0..seeds).
+    #[arg(long, default_value_t = 10)]
+    pub seeds: u64,
+    /// Also write the table (markdown) and every cell (JSON lines) to this folder.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+fn run_pipeline(a: &PipelineArgs) -> Result<()> {
+    use dpsgd_lab::clipnorm::pipeline;
+    if a.seeds == 0 {
+        bail!("--seeds must be >= 1");
+    }
+    let start = std::time::Instant::now();
+    let data = pipeline::datasets(".")?;
+    let cells = pipeline::cells(&data, a.seeds)?;
+    let table = pipeline::markdown(&cells);
+    print!("{table}");
+    for c in cells.iter().filter(|c| !c.refusals.is_empty()) {
+        for r in &c.refusals {
+            println!("refused: {} eps {}: {r}", c.data, c.epsilon);
+        }
+    }
+    println!(
+        "{} cells, {} seeds each, in {:.0} s",
+        cells.len(),
+        a.seeds,
+        start.elapsed().as_secs_f64()
+    );
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| dpsgd_lab::error::Error::io(dir.display().to_string(), e))?;
+        let md = dir.join("pipeline_table.md");
+        std::fs::write(&md, &table)
+            .map_err(|e| dpsgd_lab::error::Error::io(md.display().to_string(), e))?;
+        let mut lines = String::new();
+        for c in &cells {
+            lines.push_str(&super::json::to_string(c)?);
+            lines.push('\n');
+        }
+        let js = dir.join("pipeline_cells.jsonl");
+        std::fs::write(&js, lines)
+            .map_err(|e| dpsgd_lab::error::Error::io(js.display().to_string(), e))?;
+        println!("wrote {} and {}", md.display(), js.display());
+    }
+    Ok(())
 }
 
 /// `clipnorm recommend`: Remark 5.6's tau = G_1 = min_i G_i, selected with pure DP by Report
@@ -338,8 +393,10 @@ fn print_advice(v: &ClipNormAdvice) {
 }
 
 pub fn run(args: &ClipnormArgs) -> Result<()> {
-    if let Some(ClipnormCommand::Recommend(a)) = &args.command {
-        return run_recommend(a);
+    match &args.command {
+        Some(ClipnormCommand::Recommend(a)) => return run_recommend(a),
+        Some(ClipnormCommand::Pipeline(a)) => return run_pipeline(a),
+        None => {}
     }
     let Some(config) = &args.config else {
         bail!("clipnorm needs --config FILE (the study), or the subcommand `recommend`");

@@ -51,7 +51,7 @@ pub const BOUND_GRID: (f64, f64, usize) = (1e-4, 1e6, 41);
 /// Quantile of |x_j| that the private bound aims at.
 pub const BOUND_QUANTILE: f64 = 0.95;
 /// Fraction of the standardization's rho spent on the d private bounds (the rest on the sums).
-pub const BOUND_RHO_FRACTION: f64 = 0.25;
+pub const BOUND_RHO_FRACTION: f64 = 0.5;
 /// Public floor of the released scale, as a fraction of C_j (a constant or all-noise column is
 /// then divided by 0.05 C_j rather than by a noisy value near 0).
 pub const MIN_SCALE: f64 = 0.05;
@@ -121,7 +121,7 @@ pub const NOISY_FEATURE: f64 = 0.5;
 /// smallest, as a fraction of n: ties (a constant feature, every bound above the quantile)
 /// resolve toward the smallest adequate bound instead of uniformly over ten decades. It does
 /// not depend on the data, so the sensitivity stays max(p, 1 - p).
-pub const BOUND_STEP_PENALTY: f64 = 0.005;
+pub const BOUND_STEP_PENALTY: f64 = 0.02;
 
 impl PrivateStandardization {
     /// Per feature, the noise sd of the released variance of y = x / C_j (sigma / n^) against
