@@ -676,8 +676,16 @@ fn pld_grid_estimate_is_the_grid_allocated() {
         (0.01, 100_000_000, 1.0),
     ] {
         let est = acc.grid(q, t, z, 1e-5).unwrap();
-        let used = acc.epsilon(q, t, z, 1e-5).unwrap().grid;
-        assert_eq!(est, used, "q={q} T={t} z={z}");
+        let got = acc.epsilon(q, t, z, 1e-5).unwrap();
+        match got.grid {
+            Some(used) => assert_eq!(est, Some(used), "q={q} T={t} z={z}"),
+            // At T = 1e8 the FFT's rounding (~T 2^-53) is not certified against delta: RDP
+            // answers, after the grid estimated here was allocated.
+            None => assert!(
+                got.note.as_deref().is_some_and(|n| n.contains("rounding")),
+                "q={q} T={t} z={z}: {got:?}"
+            ),
+        }
     }
 }
 
@@ -715,10 +723,11 @@ fn pld_at_small_delta_is_finite_monotone_in_z_and_at_most_rdp() {
                 p.epsilon
             );
             assert_eq!(p.rdp_fallback, p.note.is_some() && p.grid.is_none());
-            // At 1e-12 the PLD itself answers (the tail budget met, its rounding small enough):
-            // measured 3.922 at z = 1 (truth ~3.914, RDP 4.354) down to 1.736 at z = 1.5.
+            // At 1e-12 the FFT's estimated rounding is 1e-15..1e-13, more than 1e-4 of delta:
+            // an estimate, not a bound, so RDP answers (it read 3.546 at z = 1.04 against a true
+            // 3.5483). The certified lower value stays below.
             if delta == 1e-12 {
-                assert!(!p.rdp_fallback, "z={z}: {:?}", p.note);
+                assert!(p.rdp_fallback, "z={z}: {:?}", p.note);
             }
             if !p.rdp_fallback {
                 assert!(p.error > 0.0 && p.error.is_finite(), "{p:?}");
@@ -726,14 +735,13 @@ fn pld_at_small_delta_is_finite_monotone_in_z_and_at_most_rdp() {
             last = p.epsilon;
         }
     }
-    // T = 1e4 (was inf; RDP 10.79; measured 10.38).
+    // T = 1e4 (was inf): RDP's 10.79 (the PLD's rounding is not certified there).
     let p = acc.epsilon(0.01, 10_000, 1.0, 1e-12).unwrap();
-    assert!(!p.rdp_fallback, "{:?}", p.note);
     assert!(p.epsilon.is_finite() && p.epsilon <= rdp_eps(0.01, 10_000, 1.0, 1e-12));
 }
 
 #[test]
-fn pld_at_q_one_and_delta_1e_12_is_within_2_percent_of_the_exact_gaussian() {
+fn pld_at_q_one_and_delta_1e_12_is_never_below_the_exact_gaussian() {
     // q = 1: T steps are one Gaussian mechanism with sigma / Delta = z / sqrt(T) (Balle and Wang
     // 2018, Thm 8); the exact epsilon at z 3, T 1000, delta 1e-12 is 128.940199 (40-digit
     // mpmath). Upper >= exact (never optimistic, 1e-9 relative for the bisections), within 2%
@@ -742,13 +750,15 @@ fn pld_at_q_one_and_delta_1e_12_is_within_2_percent_of_the_exact_gaussian() {
     assert!(rel(exact, 128.940_199_428_780_1) < 1e-8, "{exact}");
     let acc = PldAccountant::default();
     let up = acc.epsilon(1.0, 1000, 3.0, 1e-12).unwrap();
-    assert!(!up.rdp_fallback, "{up:?}");
     assert!(
         up.epsilon >= exact * (1.0 - 1e-9),
         "{} < {exact}",
         up.epsilon
     );
-    assert!(up.epsilon <= 1.02 * exact, "{} vs {exact}", up.epsilon);
+    // The FFT's estimated rounding there (1.5e-14) is 1.5% of delta, not certified: RDP answers,
+    // 2.6% above the exact value.
+    assert!(up.rdp_fallback, "{up:?}");
+    assert!(up.epsilon <= 1.03 * exact, "{} vs {exact}", up.epsilon);
     let lo = acc.epsilon_lower(1.0, 1000, 3.0, 1e-12).unwrap();
     assert!(lo <= exact * (1.0 + 1e-9), "lower {lo} > exact {exact}");
 }
@@ -789,4 +799,65 @@ fn pld_at_huge_steps_is_an_error_or_a_valid_number() {
             }
         }
     }
+}
+
+/// P6: the PLD is never optimistic at small delta. At q 0.01, T 1000, z 1.04, delta 1e-12 it
+/// read 3.54618 while an independent inversion gives delta_true(3.54618) = 1.0172e-12 > 1e-12,
+/// a true epsilon of about 3.5483; the FFT's rounding allowance there is an estimate, so the
+/// answer now falls back to RDP (a bound). Planted bug: reporting the PLD's value regardless
+/// (the rounding check removed) prints 3.54618 and fails.
+#[test]
+fn the_pld_is_not_optimistic_at_the_small_delta_point_of_the_audit() {
+    let got = PldAccountant::default()
+        .epsilon(0.01, 1000, 1.04, 1e-12)
+        .unwrap();
+    assert!(
+        got.epsilon >= 3.5483,
+        "{} < the independent 3.5483",
+        got.epsilon
+    );
+}
+
+/// The small-delta values of paper_refs/privacy.md where the PLD answers: q = 1 (T Gaussian
+/// mechanisms, whose exact epsilon the analytic Gaussian gives, Balle & Wang 2018) at z 3, T 1000,
+/// delta 1e-8: the PLD's upper value lies at or above the exact epsilon and within its stated
+/// error plus T h / 2 = 0.05 (the grid's rounding) of it; and q 0.01, z 1, T 1000 at delta 1e-8
+/// lies between its certified lower value and RDP. Planted bug (TAIL_SHARE raised from 1e-3 to 1:
+/// the truncations may then drop mass up to delta) moves them out of these brackets.
+#[test]
+fn small_delta_values_quoted_in_the_docs_hold() {
+    let pld = PldAccountant::default();
+    let exact = dpsgd_lab::privacy::gaussian::full_batch_epsilon(1000, 3.0, 1e-8).unwrap();
+    let got = pld.epsilon(1.0, 1000, 3.0, 1e-8).unwrap();
+    assert!(!got.rdp_fallback);
+    assert!(got.epsilon >= exact, "{} < exact {exact}", got.epsilon);
+    assert!(
+        got.epsilon - exact <= got.error + 0.05,
+        "{} vs exact {exact}",
+        got.epsilon
+    );
+    assert!(
+        (got.epsilon - 113.910658).abs() < 1e-5,
+        "the documented 113.910658: {}",
+        got.epsilon
+    );
+    let sub = pld.epsilon(0.01, 1000, 1.0, 1e-8).unwrap();
+    let rdp = RdpAccountant::default()
+        .epsilon(0.01, 1000, 1.0, 1e-8)
+        .unwrap()
+        .epsilon;
+    assert!(
+        !sub.rdp_fallback && sub.epsilon <= rdp,
+        "{} vs RDP {rdp}",
+        sub.epsilon
+    );
+    assert!(
+        (sub.epsilon - 2.697882).abs() < 1e-5,
+        "the documented 2.697882: {}",
+        sub.epsilon
+    );
+    // At delta 1e-12 the PLD's certified lower value is still printed beside RDP's answer: the
+    // documented 3.493176 at z 1.04, below the independent 3.5483 (TAIL_SHARE = 1 reads 3.484971).
+    let lo = pld.epsilon_lower(0.01, 1000, 1.04, 1e-12).unwrap();
+    assert!(lo <= 3.5483 && (lo - 3.493176).abs() < 1e-5, "{lo}");
 }

@@ -285,6 +285,12 @@ impl PldAccountant {
         if !e.is_finite() {
             return Err(NoPld::Infinite);
         }
+        if !estimate {
+            let rounding = r.noise_at(e, h).max(a.noise_at(e, h));
+            if rounding > compose::ROUNDING_CERT_SHARE * delta {
+                return Err(NoPld::Rounding(rounding));
+            }
+        }
         // Both are upper bounds: where RDP's is smaller, it is the answer (noted).
         if !estimate {
             let rdp = RdpAccountant::default().epsilon_phases(phases, delta);
