@@ -325,7 +325,7 @@ pub fn train_config(
 
 /// (train, test) of a config: a CSV's split is kept (its test part is scored, not dropped), and
 /// a `[privacy]` standardization is applied to both parts.
-fn config_data(cfg: &TrainConfig) -> Result<(Dataset, Option<Dataset>)> {
+pub fn config_data(cfg: &TrainConfig) -> Result<(Dataset, Option<Dataset>)> {
     let (mut data, mut test) = match &cfg.data {
         DataSpec::Csv(c) => {
             if cfg.privacy.is_some() && c.standardize {
