@@ -35,7 +35,7 @@ use serde::Serialize;
 
 use super::Fault;
 use crate::config::TrainConfig;
-use crate::dpsgd::{Calibrator, DpSgd, DpSgdConfig, NoiseSpec};
+use crate::dpsgd::{Calibrator, DpSgd, DpSgdConfig, NoiseSpec, StepSchedule};
 use crate::error::{Error, Result, check_open, fmt_num};
 use crate::limits;
 use crate::loss::{Loss, LossSpec};
@@ -277,100 +277,55 @@ pub fn run_one_run(cfg: &OneRunConfig) -> Result<OneRunReport> {
     let loss = CanaryLoss::new(inner, data.d, m, present.clone(), DIRAC_NORM * tau_max);
     let run_cfg = run_config(user, q, rows, z, cfg.fault);
     let b = q * rows as f64;
-    let params = p + m;
-    limits::check_memory(
-        &format!("--canaries {m}"),
-        8.0 * (rows as f64 * (data.d as f64 + 1.0) + 12.0 * params as f64),
-    )?;
-    limits::check_work(
-        &format!(
-            "one-run audit: [dpsgd] steps = {}, b' = q N = {} with {params} parameters",
-            user.steps,
-            fmt_num(b)
-        ),
-        user.steps as f64 * (run_cfg.batch_size + 1.0) * params as f64,
+    check_size(
+        m,
+        rows,
+        data.d,
+        p,
+        user.steps,
+        run_cfg.batch_size,
         cfg.force,
     )?;
     let alg = DpSgd::new(run_cfg, rows, None)?;
 
-    // Every-iterate scores: the likelihood-ratio statistic per Dirac canary, as the claimed
-    // mechanism (q, z, tau_t, eta_t, b') states it.
-    let mut prev = vec![0.0; m];
-    let mut w0 = vec![0.0; m];
-    let mut lr = vec![0.0; m];
-    let inv = 0.5 / (z * z);
-    let out = alg
-        .run_with(&loss, &rows_data, cfg.seed, train.replicate, |t, w| {
-            let fresh = &w[p..];
-            if t == 0 {
-                w0.copy_from_slice(fresh);
-            } else {
-                let unit = b / (user.learning_rate.at(t - 1) * user.clip_norm.at(t - 1));
-                for ((s, pv), wv) in lr.iter_mut().zip(&prev).zip(fresh) {
-                    let x = -(wv - pv) * unit;
-                    *s += subsampled_gaussian_loss(q, (2.0 * x - 1.0) * inv);
-                }
-            }
-            prev.copy_from_slice(fresh);
-            ControlFlow::Continue(())
-        })?
-        .into_output()?;
-    let released: Vec<f64> = out.w_priv[p..]
-        .iter()
-        .zip(&w0)
-        .map(|(w, w0)| -(w - w0))
-        .collect();
+    let claimed_run = ClaimedRun {
+        q,
+        z,
+        b,
+        eta: &user.learning_rate,
+        tau: &user.clip_norm,
+    };
+    let (lr, released, w_priv) = scores(
+        &alg,
+        &loss,
+        &rows_data,
+        (cfg.seed, train.replicate),
+        p,
+        &claimed_run,
+    )?;
 
     let beta = 1.0 - cfg.confidence;
     let k_ed = choose_k(m, mu_claimed, delta, beta, Analysis::EpsDelta);
     let k_f = choose_k(m, mu_claimed, delta, beta, Analysis::Fdp);
-    let analyse =
-        |threat: &str, canary: &str, scores: &[f64], inc: &[bool]| -> Result<ThreatBound> {
-            let (r, v) = guess(scores, inc, k_ed);
-            let e = bounds::steinke_epsilon_lb(scores.len(), r, v, delta, beta);
-            let (rf, vf) = guess(scores, inc, k_f);
-            let mu = fdp_mu_lb(scores.len(), rf, vf, beta);
-            let ef = gdp_epsilon(mu, delta)?;
-            Ok(ThreatBound {
-                threat: threat.to_string(),
-                canary: canary.to_string(),
-                canaries: scores.len(),
-                included: inc.iter().filter(|&&b| b).count(),
-                eps_delta: Bound {
-                    k: k_ed,
-                    guesses: r,
-                    correct: v,
-                    mu_lb: None,
-                    epsilon_lb: e,
-                    ratio: e / claimed,
-                },
-                fdp: Bound {
-                    k: k_f,
-                    guesses: rf,
-                    correct: vf,
-                    mu_lb: Some(mu),
-                    epsilon_lb: ef,
-                    ratio: ef / claimed,
-                },
-            })
-        };
+    let rule = Rule {
+        k_ed,
+        k_f,
+        delta,
+        beta,
+        claimed,
+    };
     let white = &present[..m];
     let mut threats = vec![
-        analyse("every iterate", "Dirac gradient", &lr, white)?,
-        analyse("released model", "Dirac gradient", &released, white)?,
+        rule.analyse("every iterate", "Dirac gradient", &lr, white)?,
+        rule.analyse("released model", "Dirac gradient", &released, white)?,
     ];
     if !black.is_empty() {
         let inner = loss.inner();
-        let scores: Vec<f64> = black
+        let losses: Vec<f64> = black
             .iter()
-            .map(|(x, y)| -inner.value(&out.w_priv[..p], x, *y))
+            .map(|(x, y)| -inner.value(&w_priv[..p], x, *y))
             .collect();
-        threats.push(analyse(
-            "released model",
-            "input space",
-            &scores,
-            &present[m..],
-        )?);
+        threats.push(rule.analyse("released model", "input space", &losses, &present[m..])?);
     }
     Ok(OneRunReport {
         n: data.n,
@@ -393,4 +348,132 @@ pub fn run_one_run(cfg: &OneRunConfig) -> Result<OneRunReport> {
         wall_time_s: start.elapsed().as_secs_f64(),
         fault: cfg.fault,
     })
+}
+
+/// The mechanism as the claim states it, which the every-iterate statistic assumes: sampling
+/// rate q, noise multiplier z, the run's expected batch b' and the schedules of eta_t and tau_t.
+struct ClaimedRun<'a> {
+    q: f64,
+    z: f64,
+    b: f64,
+    eta: &'a StepSchedule,
+    tau: &'a StepSchedule,
+}
+
+/// One run of Algorithm 1 with the canaries, and the Dirac canaries' scores: the every-iterate
+/// log-likelihood ratio (per step, the update along canary j's parameter in units of
+/// tau_t / b' is x_t; the statistic sums log(1 - q + q e^{(2 x_t - 1) / (2 z^2)})), the released
+/// model's -(w_priv - w_0) along it, and w_priv.
+fn scores(
+    alg: &DpSgd,
+    loss: &CanaryLoss,
+    data: &crate::data::Dataset,
+    (seed, replicate): (u64, u64),
+    p: usize,
+    c: &ClaimedRun<'_>,
+) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    let m = loss.param_dim() - p;
+    let mut prev = vec![0.0; m];
+    let mut w0 = vec![0.0; m];
+    let mut lr = vec![0.0; m];
+    let inv = 0.5 / (c.z * c.z);
+    let out = alg
+        .run_with(loss, data, seed, replicate, |t, w| {
+            let fresh = &w[p..];
+            if t == 0 {
+                w0.copy_from_slice(fresh);
+            } else {
+                let unit = c.b / (c.eta.at(t - 1) * c.tau.at(t - 1));
+                for ((s, pv), wv) in lr.iter_mut().zip(&prev).zip(fresh) {
+                    let x = -(wv - pv) * unit;
+                    *s += subsampled_gaussian_loss(c.q, (2.0 * x - 1.0) * inv);
+                }
+            }
+            prev.copy_from_slice(fresh);
+            ControlFlow::Continue(())
+        })?
+        .into_output()?;
+    let released = out.w_priv[p..]
+        .iter()
+        .zip(&w0)
+        .map(|(w, w0)| -(w - w0))
+        .collect();
+    Ok((lr, released, out.w_priv))
+}
+
+/// The guess rule's k' for each analysis and what the bounds are stated at.
+struct Rule {
+    k_ed: usize,
+    k_f: usize,
+    delta: f64,
+    beta: f64,
+    claimed: f64,
+}
+
+impl Rule {
+    /// Both analyses of one threat model's scores.
+    fn analyse(
+        &self,
+        threat: &str,
+        canary: &str,
+        scores: &[f64],
+        inc: &[bool],
+    ) -> Result<ThreatBound> {
+        let m = scores.len();
+        let (r, v) = guess(scores, inc, self.k_ed);
+        let e = bounds::steinke_epsilon_lb(m, r, v, self.delta, self.beta);
+        let (rf, vf) = guess(scores, inc, self.k_f);
+        let mu = fdp_mu_lb(m, rf, vf, self.beta);
+        let ef = gdp_epsilon(mu, self.delta)?;
+        Ok(ThreatBound {
+            threat: threat.to_string(),
+            canary: canary.to_string(),
+            canaries: m,
+            included: inc.iter().filter(|&&b| b).count(),
+            eps_delta: Bound {
+                k: self.k_ed,
+                guesses: r,
+                correct: v,
+                mu_lb: None,
+                epsilon_lb: e,
+                ratio: e / self.claimed,
+            },
+            fdp: Bound {
+                k: self.k_f,
+                guesses: rf,
+                correct: vf,
+                mu_lb: Some(mu),
+                epsilon_lb: ef,
+                ratio: ef / self.claimed,
+            },
+        })
+    }
+}
+
+/// The memory of the rows with their marker and about twelve parameter-sized vectors, and the
+/// work: per step, a gradient of the wrapped loss (p coordinates) per sampled row and the noise
+/// and update on all p + m parameters.
+fn check_size(
+    m: usize,
+    rows: usize,
+    d: usize,
+    p: usize,
+    steps: usize,
+    batch: f64,
+    force: bool,
+) -> Result<()> {
+    let params = (p + m) as f64;
+    limits::check_memory(
+        &format!("--canaries {m}"),
+        8.0 * (rows as f64 * (d as f64 + 1.0) + 12.0 * params),
+    )?;
+    limits::check_work(
+        &format!(
+            "one-run audit: [dpsgd] steps = {steps}, b' = q N = {} with {} parameters",
+            fmt_num(batch),
+            p + m
+        ),
+        steps as f64 * ((batch + 1.0) * p as f64 + params),
+        force,
+    )
 }
