@@ -161,3 +161,12 @@ def accuracy(w: ArrayLike, x: ArrayLike, y: ArrayLike,
 def run_spec(path: str | PathLike[str], full: bool = False,
              out: str | PathLike[str] | None = None) -> list[dict[str, str]]:
     """One experiment spec's Monte Carlo rate check; the verify table rows."""
+
+
+def audit_run(*, config: Config, canaries: int = 1000, seed: int | None = None,
+              delta: float | None = None, confidence: float = 0.95) -> dict[str, Any]:
+    """The one-run audit of a train config, as `dpsgd-lab audit-run --json`: m canaries added
+    to the config's data, one training run, and epsilon lower bounds at 1 - beta = confidence
+    by the (epsilon, delta) tail bound of Steinke et al. 2023 and the f-DP analysis of
+    Mahloujifar et al. 2025, per threat model ("threats"), beside the claimed epsilon (RDP and
+    PLD)."""

@@ -42,6 +42,17 @@ enum Command {
     /// likelihood-ratio statistic over all trials, converted at delta; exact at q = 1, a CLT
     /// approximation with subsampling).
     Audit(cli::audit::AuditArgs),
+    /// Audit a `train` config in one training run with many canaries (one-run audit).
+    ///
+    /// Adds m Dirac gradient canaries (and, for the logistic loss, m input-space canaries) as
+    /// rows of the config's data, each included with probability 1/2 from a public stream, runs
+    /// the config once (its q, T, clip norm and noise), guesses the inclusion of the k' highest
+    /// and k' lowest scoring canaries (k' fixed in advance) and turns the correct guesses into
+    /// lower bounds on epsilon at the stated confidence: the (epsilon, delta) tail bound of
+    /// Steinke, Nasr and Jagielski 2023 and the f-DP analysis of Mahloujifar, Melis and
+    /// Chaudhuri 2025 against Gaussian DP. Threat models: every iterate visible; the released
+    /// model only.
+    AuditRun(cli::audit_run::AuditRunArgs),
     /// Clip-norm study (Section 5.2, Figure 1, Tables 3-7): accuracy against tau.
     Clipnorm(Box<cli::clipnorm::ClipnormArgs>),
     /// Run one experiment spec (Monte Carlo rate check): results, report and plots.
@@ -149,6 +160,10 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "audit-run",
+        &["dpsgd-lab audit-run --config simulations/audit/one_run_q1.toml --canaries 1000"],
+    ),
+    (
         "clipnorm",
         &[
             "dpsgd-lab clipnorm recommend --csv data/breast_cancer.csv --label target --epsilon 2 --std-share 0.5",
@@ -235,6 +250,7 @@ fn main() {
         Command::Theory(a) => cli::theory::run(a),
         Command::Privacy(a) => cli::privacy::run(a),
         Command::Audit(a) => cli::audit::run(a),
+        Command::AuditRun(a) => cli::audit_run::run(a),
         Command::Clipnorm(a) => cli::clipnorm::run(a),
         Command::Run(a) => cli::run::run(a),
         Command::Verify(a) => cli::verify::run(a),

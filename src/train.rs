@@ -333,7 +333,7 @@ pub fn train_config(
 /// the `[preprocess]` transform is applied to both parts. With a `[privacy]` ledger the data
 /// must be handled as the ledger's guarantee assumes: no statistics of the data's own (the
 /// non-private `standardize`), and a split that keeps add/remove neighbours neighbours (hash).
-fn config_data(cfg: &TrainConfig) -> Result<(Dataset, Option<Dataset>)> {
+pub fn config_data(cfg: &TrainConfig) -> Result<(Dataset, Option<Dataset>)> {
     let (mut data, mut test) = match &cfg.data {
         DataSpec::Csv(c) => {
             if cfg.privacy.is_some() && c.standardize {

@@ -4,6 +4,7 @@
 //! so results are bit for bit the CLI's; errors raise `ValueError` with the CLI's message; long
 //! calls release the GIL.
 
+mod audit;
 mod config;
 mod model;
 mod recommend;
@@ -589,6 +590,7 @@ fn dpsgd_lab_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(model::predict_py, m)?)?;
     m.add_function(wrap_pyfunction!(model::accuracy_py, m)?)?;
     m.add_function(wrap_pyfunction!(run_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(audit::audit_run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -15,6 +15,7 @@ CASES = [
     (dl.calibrate, ("privacy", "calibrate")),
     (dl.recommend_clip_norm, ("clipnorm", "recommend")),
     (dl.train, ("train",)),
+    (dl.audit_run, ("audit-run",)),
 ]
 
 

@@ -32,6 +32,7 @@
 //!   statistic is only approximately Gaussian (a CLT approximation, Dong et al. Thm. 3.5) and the
 //!   route is reported as an approximation, not a certificate.
 
+pub mod one_run;
 pub mod stats;
 
 use std::ops::ControlFlow;

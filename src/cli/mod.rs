@@ -2,6 +2,7 @@
 //! stdout is one JSON object.
 
 pub mod audit;
+pub mod audit_run;
 pub mod batch;
 pub mod cliplaw;
 pub mod clipnorm;

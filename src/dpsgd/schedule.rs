@@ -106,4 +106,18 @@ impl StepSchedule {
     pub fn max_over(&self, steps: usize) -> f64 {
         (0..steps.max(1)).map(|t| self.at(t)).fold(0.0, f64::max)
     }
+
+    /// The schedule with every value multiplied by `f` (the one-run audit's planted faults).
+    pub fn scaled(&self, f: f64) -> StepSchedule {
+        match self {
+            StepSchedule::Constant(v) => StepSchedule::Constant(v * f),
+            StepSchedule::Values { values } => StepSchedule::Values {
+                values: values.iter().map(|v| v * f).collect(),
+            },
+            StepSchedule::Power { initial, power } => StepSchedule::Power {
+                initial: initial * f,
+                power: *power,
+            },
+        }
+    }
 }

@@ -4,6 +4,7 @@
 
 mod accountant_properties;
 mod audit;
+mod audit_one_run;
 mod bad_input;
 mod cli;
 mod cliplaw;

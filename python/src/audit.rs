@@ -1,0 +1,43 @@
+//! `audit_run`: the one-run audit of a train config, as `dpsgd-lab audit-run --json`.
+
+use pyo3::prelude::*;
+
+use dpsgd::audit::Fault;
+use dpsgd::audit::one_run::{OneRunConfig, run_one_run};
+use dpsgd::config::TrainConfig;
+
+use crate::config::ConfigSource;
+use crate::{err, to_py};
+
+/// audit_run(*, config, canaries=1000, seed=None, delta=None, confidence=0.95)
+///
+/// The one-run audit exactly as `dpsgd-lab audit-run --config FILE --json`: m Dirac gradient
+/// canaries (and, for the logistic loss, m input-space canaries) added to the config's data,
+/// each included with probability 1/2, one training run, and the epsilon lower bounds of
+/// Steinke, Nasr and Jagielski 2023 and of Mahloujifar, Melis and Chaudhuri 2025 for each threat
+/// model. config is a dict with the TOML's keys or a TOML path; `seed` defaults to the config's.
+/// Returns the CLI's JSON object as a dict.
+#[pyfunction]
+#[pyo3(signature = (*, config, canaries = 1000, seed = None, delta = None, confidence = 0.95))]
+pub fn audit_run<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyAny>,
+    canaries: usize,
+    seed: Option<u64>,
+    delta: Option<f64>,
+    confidence: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let src = ConfigSource::new(config)?;
+    let train: TrainConfig = src.parse(None)?;
+    let cfg = OneRunConfig {
+        seed: seed.unwrap_or(train.seed),
+        train,
+        canaries,
+        delta,
+        confidence,
+        force: false,
+        fault: Fault::None,
+    };
+    let report = py.detach(|| run_one_run(&cfg)).map_err(err)?;
+    to_py(py, &report)
+}

@@ -1,0 +1,113 @@
+//! `dpsgd-lab audit-run`: audit a `train` config in one training run with many canaries.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use dpsgd_lab::audit::Fault;
+use dpsgd_lab::audit::one_run::{Bound, OneRunConfig, OneRunReport, run_one_run};
+use dpsgd_lab::config::{TrainConfig, load_toml};
+
+/// Arguments of `audit-run` (its help text is the subcommand's doc comment in main.rs).
+#[derive(Debug, Args)]
+pub struct AuditRunArgs {
+    /// The `train` config to audit (the same file `dpsgd-lab train --config` reads).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Canaries m of each kind, each included with probability 1/2.
+    #[arg(long, default_value_t = 1000)]
+    pub canaries: usize,
+    /// Seed of the inclusion bits, the canaries and the run (default: the config's seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// delta of the claim and the bounds (default: the config's, else 1e-5).
+    #[arg(long)]
+    pub delta: Option<f64>,
+    /// Confidence 1 - beta of the lower bounds.
+    #[arg(long, default_value_t = 0.95)]
+    pub confidence: f64,
+    /// Print one JSON object as the last line.
+    #[arg(long)]
+    pub json: bool,
+    /// Run even when the estimated work exceeds the limit.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs `audit-run`.
+pub fn run(a: &AuditRunArgs) -> Result<()> {
+    let train: TrainConfig = load_toml(&a.config)?;
+    let cfg = OneRunConfig {
+        seed: a.seed.unwrap_or(train.seed),
+        train,
+        canaries: a.canaries,
+        delta: a.delta,
+        confidence: a.confidence,
+        force: a.force,
+        fault: Fault::None,
+    };
+    let r = run_one_run(&cfg)?;
+    print_report(&r);
+    if a.json {
+        println!("{}", super::json::to_string(&r)?);
+    }
+    Ok(())
+}
+
+fn print_report(r: &OneRunReport) {
+    println!(
+        "one-run audit: q = {}, T = {}, z = {:.6}, delta = {:e}; n = {} rows + canaries = {} rows; \
+         m = {} canaries of each kind, seed {}, {:.1} s",
+        r.sample_rate,
+        r.steps,
+        r.noise_multiplier,
+        r.delta,
+        r.n,
+        r.rows,
+        r.canaries,
+        r.seed,
+        r.wall_time_s
+    );
+    println!(
+        "claimed epsilon: RDP {:.4}, PLD {:.4} (ratios below are against {:.4}); Gaussian-DP mu of \
+         the claim {:.4} ({})",
+        r.epsilon_rdp,
+        r.epsilon_pld,
+        r.epsilon_claimed,
+        r.mu_claimed,
+        if r.fdp_exact {
+            "exact: q = 1"
+        } else {
+            "the Gaussian curve of the claimed epsilon; with subsampling an approximation of the \
+             accountant's curve"
+        }
+    );
+    let conf = 100.0 * r.confidence;
+    println!(
+        "each epsilon_lb holds with {conf}% confidence: the run's epsilon at delta is at least it \
+         unless an event of probability <= {:.2} occurred",
+        1.0 - r.confidence
+    );
+    let b = |name: &str, x: &Bound| {
+        let mu = x
+            .mu_lb
+            .map(|m| format!(", mu >= {m:.4}"))
+            .unwrap_or_default();
+        format!(
+            "{name} epsilon_lb {:.4} (ratio {:.3}; k' = {}, {} guesses, {} correct{mu})",
+            x.epsilon_lb, x.ratio, x.k, x.guesses, x.correct
+        )
+    };
+    for t in &r.threats {
+        println!(
+            "{} / {} canaries ({} of {} included):",
+            t.threat, t.canary, t.included, t.canaries
+        );
+        println!("  {}", b("(eps, delta) [Steinke et al.]:", &t.eps_delta));
+        println!("  {}", b("f-DP [Mahloujifar et al.]:   ", &t.fdp));
+    }
+    if let Some(note) = &r.black_box_note {
+        println!("note: {note}");
+    }
+}
