@@ -166,14 +166,18 @@ const EXAMPLES: &[(&str, &[&str])] = &[
     (
         "clipnorm",
         &[
-            "dpsgd-lab clipnorm recommend --csv data/breast_cancer.csv --label target --epsilon 2 --std-share 0.5",
+            "dpsgd-lab clipnorm recommend --csv data/breast_cancer.csv --label target --epsilon 2 --feature-ranges data/breast_cancer.ranges.csv",
             "dpsgd-lab clipnorm --config simulations/clipnorm_wine.toml --quick",
         ],
     ),
     (
+        "clipnorm pipeline",
+        &["dpsgd-lab clipnorm pipeline --seeds 1"],
+    ),
+    (
         "clipnorm recommend",
         &[
-            "dpsgd-lab clipnorm recommend --csv data/breast_cancer.csv --label target --epsilon 2 --std-share 0.5",
+            "dpsgd-lab clipnorm recommend --csv data/breast_cancer.csv --label target --epsilon 2 --feature-ranges data/breast_cancer.ranges.csv",
         ],
     ),
     (

@@ -97,15 +97,15 @@ fn split(d: &PipelineData, seed: u64) -> Result<(Dataset, Dataset)> {
 }
 
 /// The recipe end to end for one seed: recommend (as the README prints it) and the config it
-/// writes; returns (test accuracy, epsilon spent in all).
-fn recipe(d: &PipelineData, eps: f64, seed: u64) -> Result<(f64, f64)> {
+/// writes; returns (test accuracy, epsilon spent in all). `raw`: with --no-standardize.
+fn recipe(d: &PipelineData, eps: f64, seed: u64, raw: bool) -> Result<(f64, f64)> {
     let req = AdviceRequest {
         data: AdviceData::Memory {
             data: d.all.clone(),
             name: d.name.clone(),
         },
         loss: "logistic".into(),
-        standardize: true,
+        standardize: !raw,
         std_share: None,
         feature_bounds: None,
         public_scales: None,
@@ -224,25 +224,37 @@ pub fn cells(data: &[PipelineData], seeds: u64) -> Result<Vec<Cell>> {
             Ok(Box::new(move |x: &mut Dataset| st.apply(x)))
         };
         for eps in EPSILONS {
-            let mut cell = Cell {
-                data: d.name.clone(),
-                epsilon: eps,
-                method: "recipe (every choice private)".into(),
-                acc: Vec::new(),
-                max_spent: Some(0.0),
-                refusals: Vec::new(),
-                eta: None,
+            // Without public ranges the recipe standardizes privately by default; the raw
+            // features (--no-standardize) are the other choice a user has.
+            let variants: &[(bool, &str)] = if d.ranges.is_some() {
+                &[(false, "recipe (every choice private)")]
+            } else {
+                &[
+                    (false, "recipe (every choice private)"),
+                    (true, "recipe with --no-standardize (every choice private)"),
+                ]
             };
-            for s in 0..seeds {
-                match recipe(d, eps, s) {
-                    Ok((a, spent)) => {
-                        cell.acc.push(a);
-                        cell.max_spent = cell.max_spent.map(|m| m.max(spent));
+            for &(raw, name) in variants {
+                let mut cell = Cell {
+                    data: d.name.clone(),
+                    epsilon: eps,
+                    method: name.into(),
+                    acc: Vec::new(),
+                    max_spent: Some(0.0),
+                    refusals: Vec::new(),
+                    eta: None,
+                };
+                for s in 0..seeds {
+                    match recipe(d, eps, s, raw) {
+                        Ok((a, spent)) => {
+                            cell.acc.push(a);
+                            cell.max_spent = cell.max_spent.map(|m| m.max(spent));
+                        }
+                        Err(e) => cell.refusals.push(format!("seed {s}: {e}")),
                     }
-                    Err(e) => cell.refusals.push(format!("seed {s}: {e}")),
                 }
+                out.push(cell);
             }
-            out.push(cell);
             // The paper's protocol: standardized with the training part's own statistics (not
             // private), tau = RNMM's private G_1 as the recipe selects it on those features
             // (eps 0.3), DP-SGD calibrated to the rest, eta tuned on the test part.
@@ -296,7 +308,7 @@ pub fn cells(data: &[PipelineData], seeds: u64) -> Result<Vec<Cell>> {
             out.push(Cell {
                 data: d.name.clone(),
                 epsilon: eps,
-                method: "practitioner's baseline (public ranges, tau 1, eta 0.1, last iterate)"
+                method: "practitioner's baseline (public ranges or raw features, tau 1, eta 0.1, last iterate)"
                     .into(),
                 acc: accs,
                 max_spent: Some(eps),
