@@ -307,3 +307,124 @@ fn recommend_on_memory_data_equals_the_csv() {
     from_file["norms_source"] = "per_sample_norms".into();
     assert_eq!(run(memory(), NormsSource::Values(g), Some(1.0)), from_file);
 }
+
+/// The whole recipe on two data sets that differ in one row (breast_cancer, and breast_cancer with
+/// one more row that lands in the training part), run through the library's own stages: the
+/// hash split keeps every other row on its side, the public-range transform is the same for both,
+/// the range check's count moves by at most 1 (so its Laplace release has ratio <= e^eps_check),
+/// and RNMM's exact selection probabilities differ by at most e^eps_RNMM at every candidate.
+/// Planted bug: the seeded shuffle instead of the hash split moves about 150 rows and the
+/// training parts then differ in many rows (the first assertion fails).
+#[test]
+fn the_whole_recipe_is_private_on_neighbouring_csvs() {
+    use dpsgd_lab::clipnorm::recommend::plan::AdvicePlan;
+    use dpsgd_lab::clipnorm::recommend::stages;
+    use dpsgd_lab::clipnorm::recommend::{AdviceData, AdviceRequest, NormsSource, PublicValues};
+    use dpsgd_lab::data::split::row_in_test;
+    use dpsgd_lab::privacy::min_lipschitz::exact_probabilities;
+    let all = dpsgd_lab::data::csv::CsvSpec::new("data/breast_cancer.csv", "target")
+        .read()
+        .unwrap();
+    let seed = 3;
+    // A row at the top of every documented range (a far outlier once scaled), label 0, that
+    // the hash puts on the training side.
+    let ranges = dpsgd_lab::data::preprocess::read_ranges(std::path::Path::new(
+        "data/breast_cancer.ranges.csv",
+    ))
+    .unwrap();
+    let row = (1..100)
+        .map(|k| {
+            ranges
+                .iter()
+                .map(|r| r.1 * (1.0 + k as f64 * 1e-3))
+                .collect::<Vec<f64>>()
+        })
+        .find(|x| !row_in_test(x, 0.0, seed, 0.2))
+        .unwrap();
+    let mut x = all.x.clone();
+    x.extend_from_slice(&row);
+    let mut y = all.y.clone();
+    y.push(0.0);
+    let plus = Dataset::new(x, y, all.d).unwrap();
+    let req = |data: &Dataset| AdviceRequest {
+        data: AdviceData::Memory {
+            data: data.clone(),
+            name: "breast_cancer".into(),
+        },
+        loss: "logistic".into(),
+        standardize: true,
+        std_share: None,
+        feature_bounds: None,
+        public_scales: None,
+        epsilon: 2.0,
+        delta: 1e-5,
+        share: None,
+        steps: None,
+        batch_size: None,
+        norms: NormsSource::Lipschitz,
+        lo: None,
+        hi: None,
+        grid_size: 200,
+        accountant: "rdp".into(),
+        seed,
+        check_epsilon: Some(0.05),
+        test_fraction: Some(0.2),
+        split_seed: seed,
+        epochs: Some(30.0),
+        feature_ranges: Some(PublicValues::Rows(
+            ranges.iter().map(|r| vec![r.0, r.1]).collect(),
+        )),
+        ledger: None,
+        learning_rate: None,
+    };
+    let run = |data: &Dataset| {
+        let plan = AdvicePlan::check(&req(data)).unwrap();
+        let mut train = plan.train.clone();
+        let pre = stages::preprocess(&plan, &mut train, None).unwrap();
+        let g = stages::per_sample_values(&plan, &train).unwrap();
+        (plan, pre, g)
+    };
+    let (pa, pre_a, ga) = run(&all);
+    let (pb, pre_b, gb) = run(&plus);
+    assert_eq!(&pb.mask[..all.n], &pa.mask[..], "a row changed sides");
+    assert_eq!(pb.train.n, pa.train.n + 1);
+    assert_eq!(pre_a.preprocess, pre_b.preprocess);
+    // The other rows' G_i are the same values, in the same order; the new row adds one.
+    assert_eq!(&gb[..ga.len()], &ga[..]);
+    let outside = |g: &[f64]| g.iter().filter(|v| **v < pa.lo || **v > pa.hi).count() as i64;
+    assert!((outside(&gb) - outside(&ga)).abs() <= 1);
+    let cfg = dpsgd_lab::privacy::RnmmConfig {
+        epsilon: pa.rnmm_epsilon,
+        lo: pa.lo,
+        hi: pa.hi,
+        grid_size: 200,
+        target_count: 1,
+    };
+    let p = exact_probabilities(&ga, &cfg).unwrap();
+    let q = exact_probabilities(&gb, &cfg).unwrap();
+    let worst = p
+        .iter()
+        .zip(&q)
+        .map(|(a, b)| (a.ln() - b.ln()).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        worst <= cfg.epsilon * (1.0 + 1e-12),
+        "{worst} > {}",
+        cfg.epsilon
+    );
+    // The planted bug: the shuffle split moves rows between the parts.
+    let shuffle = |d: &Dataset| {
+        dpsgd_lab::data::split::SplitSpec {
+            test_fraction: 0.2,
+            seed,
+            method: dpsgd_lab::data::split::SplitMethod::Shuffle,
+        }
+        .apply(d)
+        .unwrap()
+        .0
+    };
+    assert_ne!(
+        shuffle(&all).x[..all.d * 10],
+        shuffle(&plus).x[..all.d * 10]
+    );
+}
