@@ -229,13 +229,20 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
     let run = match phases.as_slice() {
         [p] => format!("q = {}, T = {}, z = {}", f(p.q), p.steps, f(p.z)),
         _ => {
-            let list: Vec<String> = phases
+            // Identical phases compose as one (their steps added): list the distinct ones.
+            let merged = dpsgd_lab::privacy::phases::merge_identical(&phases)?;
+            let mut list: Vec<String> = merged
                 .iter()
+                .take(8)
                 .map(|p| format!("(q = {}, z = {}, T = {})", f(p.q), f(p.z), p.steps))
                 .collect();
+            if merged.len() > 8 {
+                list.push(format!("... {} more", merged.len() - 8));
+            }
             format!(
-                "{} phases composed, T = {} in all: {}",
+                "{} phases composed ({} distinct), T = {} in all: {}",
                 phases.len(),
+                merged.len(),
                 r.steps,
                 list.join(", ")
             )

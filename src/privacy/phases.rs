@@ -62,6 +62,32 @@ impl Phase {
     }
 }
 
+/// Most distinct (q, z) phases the PLD composes (each distinct phase is its own discretized PLD on
+/// the common grid, so the cost grows with their number; 100 distinct phases took 26 s against
+/// 0.04 s for one). Identical phases are merged first ([`merge_identical`]); RDP has no limit.
+pub const MAX_PLD_PHASES: usize = 32;
+
+/// The phases with identical (q, z) merged into one (their steps added): the same composition,
+/// since composition does not depend on the order of the mechanisms, in the order each (q, z)
+/// first appears. An error where the steps' sum does not fit a count.
+pub fn merge_identical(phases: &[Phase]) -> Result<Vec<Phase>> {
+    let mut out: Vec<Phase> = Vec::new();
+    for p in phases {
+        match out
+            .iter_mut()
+            .find(|o| o.q.to_bits() == p.q.to_bits() && o.z.to_bits() == p.z.to_bits())
+        {
+            Some(o) => {
+                o.steps = o.steps.checked_add(p.steps).ok_or_else(|| {
+                    Error::param("the phases' steps add up to more than a count can hold")
+                })?;
+            }
+            None => out.push(*p),
+        }
+    }
+    Ok(out)
+}
+
 impl std::str::FromStr for Phase {
     type Err = Error;
 
@@ -183,6 +209,28 @@ mod tests {
     /// Two phases of T/2 steps equal one of T (RDP is linear in T: exact up to rounding), and
     /// two different phases give the hand-summed curve T1 rdp(q1, z1) + T2 rdp(q2, z2) at the
     /// integer order 2, where rdp_1(2) = log(1 + q^2 (e^{1/z^2} - 1)) (MTZ 2019, Sec. 3.3).
+    /// 4000 identical phases are one phase of 4000 x T steps (the PLD then composes once);
+    /// distinct ones stay apart, in first-seen order.
+    #[test]
+    fn identical_phases_merge() {
+        let a = Phase {
+            q: 0.01,
+            z: 1.0,
+            steps: 10,
+        };
+        let b = Phase {
+            q: 0.02,
+            z: 1.0,
+            steps: 5,
+        };
+        let many: Vec<Phase> = (0..4000).map(|i| if i % 2 == 0 { a } else { b }).collect();
+        let m = merge_identical(&many).unwrap();
+        assert_eq!(
+            m,
+            vec![Phase { steps: 20_000, ..a }, Phase { steps: 10_000, ..b }]
+        );
+    }
+
     #[test]
     fn phases_compose_additively() {
         let acc = RdpAccountant::default();

@@ -861,3 +861,39 @@ fn small_delta_values_quoted_in_the_docs_hold() {
     let lo = pld.epsilon_lower(0.01, 1000, 1.04, 1e-12).unwrap();
     assert!(lo <= 3.5483 && (lo - 3.493176).abs() < 1e-5, "{lo}");
 }
+
+/// Resources: 2000 identical `--phase` flags compose as one phase of their summed steps (the same
+/// PLD value, at the cost of one phase: it took 26 s for 100 phases before they were merged), and
+/// more than 32 distinct phases are refused for the PLD in one line, before any work.
+#[test]
+fn many_identical_phases_cost_one_and_too_many_distinct_are_refused() {
+    let mut args: Vec<String> = ["privacy", "epsilon", "--accountant", "pld", "--json"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for _ in 0..2000 {
+        args.push("--phase".into());
+        args.push("q=0.01,z=1.0,steps=5".into());
+    }
+    let many = cli(&args);
+    assert!(many.success(), "{many:?}");
+    let one = cli([
+        "privacy",
+        "epsilon",
+        "--accountant",
+        "pld",
+        "--json",
+        "--phase",
+        "q=0.01,z=1.0,steps=10000",
+    ]);
+    assert_eq!(many.last_json()["epsilon"], one.last_json()["epsilon"]);
+    let mut args: Vec<String> = ["privacy", "epsilon", "--accountant", "pld"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for i in 0..40 {
+        args.push("--phase".into());
+        args.push(format!("q=0.01,z={},steps=5", 1.0 + 0.01 * i as f64));
+    }
+    assert_one_line_error(&cli(&args), "at most 32 distinct");
+}

@@ -318,7 +318,9 @@ impl PldAccountant {
     }
 
     /// Checks the accountant, every phase and delta.
-    fn check_phases(&self, phases: &[Phase], delta: f64) -> Result<()> {
+    /// Checks the phases and delta, and merges identical phases (bounded work: at most
+    /// [`super::phases::MAX_PLD_PHASES`] distinct ones).
+    fn check_phases(&self, phases: &[Phase], delta: f64) -> Result<Vec<Phase>> {
         self.validate()?;
         if phases.is_empty() {
             return Err(Error::param("give at least one phase"));
@@ -326,7 +328,17 @@ impl PldAccountant {
         for p in phases {
             p.check()?;
         }
-        check_delta(delta).map(|_| ())
+        check_delta(delta)?;
+        let merged = super::phases::merge_identical(phases)?;
+        if merged.len() > super::phases::MAX_PLD_PHASES {
+            return Err(Error::param(format!(
+                "the PLD composes at most {} distinct (q, z) phases, but {} were given; use the \
+                 RDP accountant (no limit), or merge phases",
+                super::phases::MAX_PLD_PHASES,
+                merged.len()
+            )));
+        }
+        Ok(merged)
     }
 
     /// Epsilon upper bound without an error estimate (what calibration uses); the RDP epsilon,
@@ -338,7 +350,8 @@ impl PldAccountant {
 
     /// [`PldAccountant::upper_bound`] of phases run one after the other.
     pub fn upper_bound_phases(&self, phases: &[Phase], delta: f64) -> Result<PldUpper> {
-        self.check_phases(phases, delta)?;
+        let merged = self.check_phases(phases, delta)?;
+        let phases = &merged[..];
         Ok(
             match self.upper_at(phases, delta, self.discretization, false) {
                 Ok(u) => PldUpper {
@@ -374,7 +387,8 @@ impl PldAccountant {
 
     /// [`PldAccountant::epsilon_lower`] of phases run one after the other.
     pub fn epsilon_lower_phases(&self, phases: &[Phase], delta: f64) -> Result<f64> {
-        self.check_phases(phases, delta)?;
+        let merged = self.check_phases(phases, delta)?;
+        let phases = &merged[..];
         let (r, a, grid) = phases::budget(phases, delta)
             .ok_or(NoPld::Budget)
             .and_then(|b| phases::compose_phases(phases, self.discretization, true, b))
@@ -398,7 +412,8 @@ impl PldAccountant {
     /// the phases' PLDs composed on one grid (see [`phases`]), as dp_accounting composes a
     /// `ComposedDpEvent`.
     pub fn epsilon_phases(&self, phases: &[Phase], delta: f64) -> Result<PldEpsilon> {
-        self.check_phases(phases, delta)?;
+        let merged = self.check_phases(phases, delta)?;
+        let phases = &merged[..];
         let up = match self.upper_at(phases, delta, self.discretization, false) {
             Ok(u) => u,
             Err(why) => {
