@@ -45,7 +45,8 @@
 //!
 //! ```text
 //! cli, main                      the command line (src/cli, src/main.rs)
-//! experiment, clipnorm, audit    Monte Carlo verification; the clip-norm study; privacy audit
+//! experiment, clipnorm, audit,   Monte Carlo verification; the clip-norm study; privacy audit;
+//!   pipeline                       the private recipe measured end to end
 //! config, train                  run configurations and data sources, assembled from below;
 //!                                  one `train` run (CLI and Python share it)
 //! theory, lower_bound            the theorems' schedules and bounds; the Appendix L instance
@@ -76,6 +77,7 @@ pub mod linalg;
 pub mod loss;
 pub mod lower_bound;
 pub(crate) mod optimize;
+pub mod pipeline;
 pub mod plot;
 pub mod privacy;
 pub mod results_file;

@@ -71,7 +71,7 @@ pub struct PipelineArgs {
 }
 
 fn run_pipeline(a: &PipelineArgs) -> Result<()> {
-    use dpsgd_lab::clipnorm::pipeline;
+    use dpsgd_lab::pipeline;
     if a.seeds == 0 {
         bail!("--seeds must be >= 1");
     }

@@ -18,7 +18,6 @@ pub mod figure;
 pub mod grid;
 pub mod methods;
 pub mod model;
-pub mod pipeline;
 pub mod recommend;
 pub mod record;
 pub mod table;

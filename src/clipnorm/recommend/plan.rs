@@ -17,7 +17,7 @@ use crate::data::split::{SplitMethod, SplitSpec, Standardizer};
 use crate::error::{Error, Result, check_open, check_positive, fmt_num};
 use crate::loss::LossSpec;
 use crate::privacy::ledger::Ledger;
-use crate::privacy::standardize::DEFAULT_STD_SHARE;
+use crate::privacy::standardize::{DEFAULT_STD_SHARE, PrivateStandardization};
 
 /// How the features are transformed before the G_i are computed and DP-SGD trains.
 #[derive(Debug, Clone)]
@@ -37,6 +37,17 @@ pub enum Preprocessing {
         /// Public bounds C_j on |x_j| (None: chosen privately).
         bounds: Option<Vec<f64>>,
     },
+}
+
+/// What the preprocessing stage released.
+#[derive(Debug, Clone, Default)]
+pub struct Preprocessed {
+    /// The per-row transform (None: raw features).
+    pub preprocess: Option<Preprocess>,
+    /// The private (or user-stated) standardization behind it, with its cost.
+    pub standardization: Option<PrivateStandardization>,
+    /// Features whose private statistic was mostly noise (fell back to the bound's scale).
+    pub noisy_features: Vec<usize>,
 }
 
 /// The checked request: what every stage runs with.
@@ -211,7 +222,7 @@ impl AdvicePlan {
     /// The advice from the stages' outputs.
     pub fn advice(
         &self,
-        pre: super::stages::Preprocessed,
+        pre: Preprocessed,
         range_check: Option<RangeCheck>,
         sel: crate::privacy::RnmmOutput,
         ledger: Option<&Ledger>,

@@ -1,7 +1,7 @@
 //! Stages 2-5 of `clipnorm recommend` (module doc of [`super`]): each private stage records its
 //! spend in the ledger before its mechanism runs, then releases its output.
 
-use super::plan::{AdvicePlan, Preprocessing};
+use super::plan::{AdvicePlan, Preprocessed, Preprocessing};
 use super::values::read_norms_file;
 use super::{AdviceData, NormsSource, RangeCheck, range_check};
 use crate::data::Dataset;
@@ -13,17 +13,6 @@ use crate::privacy::ledger::{Ledger, Spend};
 use crate::privacy::standardize::{PrivateStandardization, StdSource, private_standardize};
 use crate::privacy::{RnmmConfig, RnmmOutput, private_min_lipschitz};
 use crate::rng::{Purpose, stream};
-
-/// What the preprocessing stage released.
-#[derive(Debug, Clone, Default)]
-pub struct Preprocessed {
-    /// The per-row transform (None: raw features).
-    pub preprocess: Option<Preprocess>,
-    /// The private (or user-stated) standardization behind it, with its cost.
-    pub standardization: Option<PrivateStandardization>,
-    /// Features whose private statistic was mostly noise (fell back to the bound's scale).
-    pub noisy_features: Vec<usize>,
-}
 
 /// Records `spend` in the ledger, if there is one (before the mechanism runs).
 fn record(

@@ -96,13 +96,13 @@ impl Schedule for ThmH1 {
             return Err(missing);
         }
         Ok(bounds::h1_risk_bound(
-            self.dist0.unwrap(),
+            self.dist0.expect("checked for None above"),
             self.c,
-            self.g_n.unwrap(),
+            self.g_n.expect("checked for None above"),
             ps,
-            self.alpha.unwrap(),
+            self.alpha.expect("checked for None above"),
             self.tau,
-            self.delta_star.unwrap(),
+            self.delta_star.expect("checked for None above"),
         ))
     }
     /// In expectation over Algorithm 1; no event over the data set.

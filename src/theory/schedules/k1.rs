@@ -88,9 +88,9 @@ impl Schedule for ThmK1 {
             bounds::k1_risk_bound(
                 self.g,
                 self.k,
-                self.dist0.unwrap(),
+                self.dist0.expect("checked for None above"),
                 self.c,
-                self.d_sharp.unwrap(),
+                self.d_sharp.expect("checked for None above"),
                 psi(steps, phi),
                 phi,
             ),

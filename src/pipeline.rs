@@ -14,8 +14,12 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::recommend::{AdviceData, AdviceRequest, NormsSource, PublicValues, recommend};
-use super::train_config::train_config;
+use crate::clipnorm::default_batch;
+use crate::clipnorm::recommend::{
+    AdviceData, AdviceRequest, DEFAULT_GRID_SIZE, NormsSource, PublicValues, logistic_lipschitz,
+    recommend,
+};
+use crate::clipnorm::train_config::train_config;
 use crate::config::{DataSpec, TrainConfig, from_toml_str};
 use crate::data::Dataset;
 use crate::data::preprocess::{Preprocess, read_ranges};
@@ -117,7 +121,7 @@ fn recipe(d: &PipelineData, eps: f64, seed: u64, raw: bool) -> Result<(f64, f64)
         norms: NormsSource::Lipschitz,
         lo: None,
         hi: None,
-        grid_size: super::recommend::DEFAULT_GRID_SIZE,
+        grid_size: DEFAULT_GRID_SIZE,
         accountant: "rdp".into(),
         seed,
         check_epsilon: None,
@@ -169,7 +173,7 @@ fn run_on(
 /// A DP-SGD config of the comparison rows: B = min(500, n / 10), 30 epochs, constant eta and
 /// tau, the given noise and output rule.
 fn config(n: usize, eta: f64, tau: f64, noise: NoiseSpec, output: OutputRule) -> DpSgdConfig {
-    let batch = super::default_batch(n);
+    let batch = default_batch(n);
     let steps = (30.0 * n as f64 / batch).ceil() as usize;
     let mut c = DpSgdConfig::new(
         steps,
@@ -183,12 +187,7 @@ fn config(n: usize, eta: f64, tau: f64, noise: NoiseSpec, output: OutputRule) ->
 }
 
 /// Test accuracy of one run of `cfg` on the seed's split, features transformed by `pre`.
-fn acc_of(
-    d: &PipelineData,
-    seed: u64,
-    pre: &dyn Fn(&Dataset) -> Result<Box<dyn Fn(&mut Dataset) -> Result<()>>>,
-    cfg: &DpSgdConfig,
-) -> Result<f64> {
+fn acc_of(d: &PipelineData, seed: u64, pre: Fit<'_>, cfg: &DpSgdConfig) -> Result<f64> {
     let (mut tr, mut te) = split(d, seed)?;
     let f = pre(&tr)?;
     f(&mut tr)?;
@@ -206,6 +205,89 @@ fn ranges_pre(d: &PipelineData) -> Result<Option<Preprocess>> {
         .transpose()
 }
 
+/// A feature transform fitted on a training part, applied to both parts.
+type Fit<'a> = &'a dyn Fn(&Dataset) -> Result<Box<dyn Fn(&mut Dataset) -> Result<()>>>;
+
+/// The training part's own standardization (not private: the paper's protocol).
+fn fitted(tr: &Dataset) -> Result<Box<dyn Fn(&mut Dataset) -> Result<()>>> {
+    let st = Standardizer::fit(tr);
+    Ok(Box::new(move |x: &mut Dataset| st.apply(x)))
+}
+
+fn target(e: f64) -> NoiseSpec {
+    NoiseSpec::Target {
+        epsilon: e,
+        delta: 1e-5,
+        accountant: AccountantKind::Rdp,
+    }
+}
+
+/// The recipe's rows at `eps`: the default, and without public ranges also --no-standardize.
+fn recipe_cells(d: &PipelineData, eps: f64, seeds: u64) -> Vec<Cell> {
+    let variants: &[(bool, &str)] = if d.ranges.is_some() {
+        &[(false, "recipe (every choice private)")]
+    } else {
+        &[
+            (false, "recipe (every choice private)"),
+            (true, "recipe with --no-standardize (every choice private)"),
+        ]
+    };
+    let mut out = Vec::new();
+    for &(raw, name) in variants {
+        let mut cell = Cell {
+            data: d.name.clone(),
+            epsilon: eps,
+            method: name.into(),
+            acc: Vec::new(),
+            max_spent: Some(0.0),
+            refusals: Vec::new(),
+            eta: None,
+        };
+        for s in 0..seeds {
+            match recipe(d, eps, s, raw) {
+                Ok((a, spent)) => {
+                    cell.acc.push(a);
+                    cell.max_spent = cell.max_spent.map(|m| m.max(spent));
+                }
+                Err(e) => cell.refusals.push(format!("seed {s}: {e}")),
+            }
+        }
+        out.push(cell);
+    }
+    out
+}
+
+/// The best eta of [`ETA_GRID`] (largest mean test accuracy) for the configs `cfg(eta, seed)`
+/// on features transformed by `pre`: a row tuned on the test part.
+fn tuned(
+    d: &PipelineData,
+    eps: f64,
+    seeds: u64,
+    method: &str,
+    pre: Fit<'_>,
+    cfg: &dyn Fn(f64, u64) -> Result<DpSgdConfig>,
+) -> Result<Cell> {
+    let mut best: Option<Cell> = None;
+    for eta in ETA_GRID {
+        let acc = (0..seeds)
+            .map(|s| acc_of(d, s, pre, &cfg(eta, s)?))
+            .collect::<Result<Vec<_>>>()?;
+        let c = Cell {
+            data: d.name.clone(),
+            epsilon: eps,
+            method: method.into(),
+            acc,
+            max_spent: None,
+            refusals: Vec::new(),
+            eta: Some(eta),
+        };
+        if best.as_ref().is_none_or(|b| mean(&c.acc) > mean(&b.acc)) {
+            best = Some(c);
+        }
+    }
+    Ok(best.expect("ETA_GRID is not empty"))
+}
+
 /// Every cell of the table for `seeds` seeds (0..seeds).
 pub fn cells(data: &[PipelineData], seeds: u64) -> Result<Vec<Cell>> {
     let mut out = Vec::new();
@@ -219,82 +301,32 @@ pub fn cells(data: &[PipelineData], seeds: u64) -> Result<Vec<Cell>> {
                 None => Ok(()),
             }))
         };
-        let fitted = |tr: &Dataset| -> Result<Box<dyn Fn(&mut Dataset) -> Result<()>>> {
-            let st: Standardizer = Standardizer::fit(tr);
-            Ok(Box::new(move |x: &mut Dataset| st.apply(x)))
-        };
         for eps in EPSILONS {
-            // Without public ranges the recipe standardizes privately by default; the raw
-            // features (--no-standardize) are the other choice a user has.
-            let variants: &[(bool, &str)] = if d.ranges.is_some() {
-                &[(false, "recipe (every choice private)")]
-            } else {
-                &[
-                    (false, "recipe (every choice private)"),
-                    (true, "recipe with --no-standardize (every choice private)"),
-                ]
-            };
-            for &(raw, name) in variants {
-                let mut cell = Cell {
-                    data: d.name.clone(),
-                    epsilon: eps,
-                    method: name.into(),
-                    acc: Vec::new(),
-                    max_spent: Some(0.0),
-                    refusals: Vec::new(),
-                    eta: None,
-                };
-                for s in 0..seeds {
-                    match recipe(d, eps, s, raw) {
-                        Ok((a, spent)) => {
-                            cell.acc.push(a);
-                            cell.max_spent = cell.max_spent.map(|m| m.max(spent));
-                        }
-                        Err(e) => cell.refusals.push(format!("seed {s}: {e}")),
-                    }
-                }
-                out.push(cell);
-            }
+            out.extend(recipe_cells(d, eps, seeds));
             // The paper's protocol: standardized with the training part's own statistics (not
-            // private), tau = RNMM's private G_1 as the recipe selects it on those features
-            // (eps 0.3), DP-SGD calibrated to the rest, eta tuned on the test part.
-            let target = |e: f64| NoiseSpec::Target {
-                epsilon: e,
-                delta: 1e-5,
-                accountant: AccountantKind::Rdp,
+            // private), tau = RNMM's private G_1 on those features (eps 0.3), DP-SGD calibrated
+            // to the rest, eta tuned on the test part.
+            let protocol = |eta: f64, s: u64| -> Result<DpSgdConfig> {
+                let (tr, _) = split(d, s)?;
+                let mut z = tr.clone();
+                Standardizer::fit(&tr).apply(&mut z)?;
+                let tau = rnmm_tau(&z, s)?;
+                Ok(config(
+                    n_train,
+                    eta,
+                    tau,
+                    target(eps - 0.3),
+                    OutputRule::AverageIterate,
+                ))
             };
-            let mut best: Option<Cell> = None;
-            for eta in ETA_GRID {
-                let mut accs = Vec::new();
-                for s in 0..seeds {
-                    let (tr, _) = split(d, s)?;
-                    let mut z = tr.clone();
-                    Standardizer::fit(&tr).apply(&mut z)?;
-                    let tau = rnmm_tau(&z, s)?;
-                    let cfg = config(
-                        n_train,
-                        eta,
-                        tau,
-                        target(eps - 0.3),
-                        OutputRule::AverageIterate,
-                    );
-                    accs.push(acc_of(d, s, &fitted, &cfg)?);
-                }
-                let c = Cell {
-                    data: d.name.clone(),
-                    epsilon: eps,
-                    method: "paper's protocol (non-private standardization, eta tuned on test)"
-                        .into(),
-                    acc: accs,
-                    max_spent: None,
-                    refusals: Vec::new(),
-                    eta: Some(eta),
-                };
-                if best.as_ref().is_none_or(|b| mean(&c.acc) > mean(&b.acc)) {
-                    best = Some(c);
-                }
-            }
-            out.extend(best);
+            out.push(tuned(
+                d,
+                eps,
+                seeds,
+                "paper's protocol (non-private standardization, eta tuned on test)",
+                &fitted,
+                &protocol,
+            )?);
             let cfg = config(
                 n_train,
                 BASELINE_ETA,
@@ -302,59 +334,52 @@ pub fn cells(data: &[PipelineData], seeds: u64) -> Result<Vec<Cell>> {
                 target(eps),
                 OutputRule::LastIterate,
             );
-            let accs = (0..seeds)
-                .map(|s| acc_of(d, s, &ranges_fn, &cfg))
-                .collect::<Result<Vec<_>>>()?;
             out.push(Cell {
                 data: d.name.clone(),
                 epsilon: eps,
-                method: "practitioner's baseline (public ranges or raw features, tau 1, eta 0.1, last iterate)"
+                method: "practitioner's baseline (public ranges or raw features, tau 1, eta 0.1, \
+                         last iterate)"
                     .into(),
-                acc: accs,
+                acc: (0..seeds)
+                    .map(|s| acc_of(d, s, &ranges_fn, &cfg))
+                    .collect::<Result<Vec<_>>>()?,
                 max_spent: Some(eps),
                 refusals: Vec::new(),
                 eta: Some(BASELINE_ETA),
             });
         }
-        let mut best: Option<Cell> = None;
-        for eta in ETA_GRID {
-            let cfg = config(
+        let open = |eta: f64, _: u64| -> Result<DpSgdConfig> {
+            Ok(config(
                 n_train,
                 eta,
                 1e6,
                 NoiseSpec::None,
                 OutputRule::AverageIterate,
-            );
-            let accs = (0..seeds)
-                .map(|s| acc_of(d, s, &fitted, &cfg))
-                .collect::<Result<Vec<_>>>()?;
-            let c = Cell {
-                data: d.name.clone(),
-                epsilon: 0.0,
-                method: "non-private (standardized, no clipping, eta tuned on test)".into(),
-                acc: accs,
-                max_spent: None,
-                refusals: Vec::new(),
-                eta: Some(eta),
-            };
-            if best.as_ref().is_none_or(|b| mean(&c.acc) > mean(&b.acc)) {
-                best = Some(c);
-            }
-        }
-        out.extend(best);
+            ))
+        };
+        let mut c = tuned(
+            d,
+            0.0,
+            seeds,
+            "non-private (standardized, no clipping, eta tuned on test)",
+            &fitted,
+            &open,
+        )?;
+        c.epsilon = 0.0;
+        out.push(c);
     }
     Ok(out)
 }
 
 /// RNMM's private G_1 on standardized training rows (the recipe's selection, eps 0.3, seed s).
 fn rnmm_tau(z: &Dataset, seed: u64) -> Result<f64> {
-    let g = super::recommend::logistic_lipschitz(z)?;
+    let g = logistic_lipschitz(z)?;
     let d = z.d as f64;
     let cfg = crate::privacy::RnmmConfig {
         epsilon: 0.3,
         lo: (2.0f64).sqrt(),
         hi: 3.0 * (2.0 * (d + 1.0)).sqrt(),
-        grid_size: super::recommend::DEFAULT_GRID_SIZE,
+        grid_size: DEFAULT_GRID_SIZE,
         target_count: 1,
     };
     Ok(
