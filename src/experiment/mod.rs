@@ -6,6 +6,7 @@
 //! order), `summary.json`, `report.md` and `<name>.png` / `<name>.svg`. None of them holds a
 //! timing, so a sharded run merged with [`merge`] reproduces them byte for byte.
 
+pub mod clip_sweep;
 pub mod cliplaw;
 pub mod figure;
 pub mod fit;
@@ -17,6 +18,7 @@ pub mod results;
 pub mod runner;
 pub mod solver;
 pub mod spec;
+pub mod theorem;
 pub mod verdict;
 
 use std::collections::BTreeMap;

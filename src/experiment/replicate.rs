@@ -7,6 +7,7 @@ use rand::RngExt;
 use super::results::ReplicateResult;
 use super::solver::{self, Reference};
 use super::spec::{ClipRule, FreeConstant, HeavyShift, Spec, StartSpec, Vary};
+use super::theorem::{gradient_risk, schedule_theorem};
 use crate::config::{DataSpec, exact_lipschitz_k_norm};
 use crate::data::Dataset;
 use crate::dpsgd::{DpSgd, Init, Projection};
@@ -66,21 +67,6 @@ pub fn sweep_point(spec: &Spec, pi: usize) -> Result<SweepPoint> {
         nu: pr.nu,
     })?;
     Ok(SweepPoint { n, epsilon, phi })
-}
-
-/// The schedule a theorem's experiment runs: the lower bounds L.1 / 6.6 run K.1's schedule (Thm
-/// 6.5 attains them), I.3 runs I.1's.
-pub fn schedule_theorem(id: TheoremId) -> TheoremId {
-    match id {
-        TheoremId::T6_6 | TheoremId::L1 => TheoremId::T6_5,
-        TheoremId::I3 => TheoremId::I1,
-        t => t,
-    }
-}
-
-/// True when the risk is E||grad f||^2 (Thm N.1), not the excess risk.
-pub fn gradient_risk(id: TheoremId) -> bool {
-    id.full_version() == TheoremId::N1
 }
 
 /// The data set of (series s, grid point, replicate r).
@@ -351,7 +337,7 @@ pub fn run_replicate(
     // with nu = 1 is not shown to be (epsilon, delta)-DP), so that Thm 6.6 applies to every arm.
     let noise_multiplier = match &raw.clip_sweep {
         Some(cs) => {
-            let z = super::cliplaw::calibrated_z(
+            let z = crate::privacy::calibrate::calibrated_z(
                 cs.accountant,
                 b / point.n as f64,
                 steps,
