@@ -16,10 +16,12 @@ pub mod replicate;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod search_table;
 pub mod solver;
 pub mod spec;
 pub mod theorem;
 pub mod verdict;
+pub mod worstcase;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::clip_sweep::{Arm, ClipSweepSpec, SweepSlot};
+use super::search_table::SearchSpec;
 use crate::config::DataSpec;
 use crate::config::load_toml;
 use crate::data::generator::GeneratorSpec;
@@ -68,6 +69,10 @@ pub struct ExperimentSpec {
     /// its bounded control is a series of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clip_sweep: Option<ClipSweepSpec>,
+    /// A worst-case search over an instance family (the `worstcase` experiment; `run` ignores
+    /// it and runs the spec's own data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchSpec>,
     /// Quick scale (default of `run` and `verify`).
     pub quick: ScaleSpec,
     /// Publication scale (`--full`).
@@ -390,6 +395,9 @@ impl Spec {
             return Err(Error::Config(
                 "a lower-bound spec must sweep phi by n (sweep.vary = \"n\")".into(),
             ));
+        }
+        if let Some(s) = &raw.search {
+            s.check()?;
         }
         let mut raw = raw;
         if let Some(cs) = raw.clip_sweep.clone() {

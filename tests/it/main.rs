@@ -31,3 +31,4 @@ mod simulations;
 mod step_clip;
 mod theory;
 mod usage;
+mod worstcase;
