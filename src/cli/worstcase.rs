@@ -107,6 +107,22 @@ pub fn run(args: &WorstcaseArgs) -> Result<()> {
 /// The whole report, its figure links relative to `base` (the folder the report is written to).
 fn document(word: &str, done: &[(WorstSummary, Vec<PathBuf>)], base: &Path) -> String {
     let mut md = format!("# dpsgd-lab worstcase ({word} scale)\n\n");
+    let full = if word == "full" {
+        " --full --report paper_refs/worstcase.md"
+    } else {
+        ""
+    };
+    md.push_str(&format!(
+        "Written by `cargo run --release -- worstcase{full}` from the specs in simulations/worstcase/.\n\n"
+    ));
+    let verification = std::fs::read_to_string("paper_refs/verification.md").ok();
+    let shipped = |t: &str| {
+        verification
+            .as_deref()
+            .and_then(|v| report::shipped_max(v, t))
+    };
+    let summaries: Vec<WorstSummary> = done.iter().map(|d| d.0.clone()).collect();
+    md.push_str(&report::answers(&summaries, &|t| shipped(t).map(|x| x.0)));
     md.push_str(&report::legend());
     md.push('\n');
     for (s, stems) in done {
@@ -114,10 +130,7 @@ fn document(word: &str, done: &[(WorstSummary, Vec<PathBuf>)], base: &Path) -> S
             .iter()
             .map(|p| experiment::relative(base, &p.with_extension("png")))
             .collect();
-        let shipped = std::fs::read_to_string("paper_refs/verification.md")
-            .ok()
-            .and_then(|t| report::shipped_max(&t, &s.theorem));
-        md.push_str(&report::markdown(s, &rel, shipped));
+        md.push_str(&report::markdown(s, &rel, shipped(&s.theorem)));
     }
     md.push_str(&report::limits());
     md
