@@ -187,6 +187,13 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "worstcase",
+        &[
+            "dpsgd-lab worstcase --only j1",
+            "dpsgd-lab worstcase --only k1 --out results/worstcase-k1 --json",
+        ],
+    ),
+    (
         "merge",
         &[
             "dpsgd-lab run simulations/thm62_j1_huber.toml --shard 1/2",

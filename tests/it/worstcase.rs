@@ -209,3 +209,59 @@ fn a_search_spec_without_g_is_refused() {
     let err = worstcase::search_table(&spec).unwrap_err();
     assert!(err.to_string().contains("constants.g"), "{err}");
 }
+
+/// The instance a violation writes out is a spec that `run` reruns: its CSV holds the found
+/// instance row for row (n rows, the weights as labels), the spec validates at both scales, and
+/// `dpsgd-lab run` runs it.
+#[test]
+fn a_violating_instance_is_written_as_a_run_spec() {
+    let spec = j1();
+    let (ctx, fam) = cell_setup(&spec, 0).unwrap();
+    let theta: Vec<f64> = (0..fam.dim()).map(|i| 0.3 * i as f64 - 1.0).collect();
+    let instance = fam.components(&theta).unwrap();
+    let data = instance.dataset(fam.d).unwrap();
+    let measured = ctx.measure(&data, Phase::Reestimate, 2).unwrap();
+    let w = WorstCell {
+        cell: 0,
+        series: 0,
+        k: ctx.k,
+        phi: ctx.point.phi,
+        n: ctx.point.n,
+        epsilon: ctx.point.epsilon,
+        g: 1.0,
+        g_emp: ctx.g_emp,
+        gd0: ctx.gd0,
+        found: search::Found {
+            theta,
+            search_value: 0.0,
+            restart_values: vec![],
+            evaluations: 0,
+        },
+        instance,
+        reestimate: measured.clone(),
+        control: measured.clone(),
+        recheck: Some(measured),
+    };
+    let dir = tmpdir("worstcase-violation");
+    let path = worstcase::write_violation(&spec, &w, &dir).unwrap();
+    for scale in [Scale::Quick, Scale::Full] {
+        let rerun = Spec::load(&path, scale).unwrap();
+        assert!(rerun.raw.search.is_none());
+        assert_eq!(rerun.raw.series.len(), 1);
+        assert_eq!(rerun.base_n().unwrap(), data.n);
+    }
+    let csv = std::fs::read_to_string(path.with_extension("csv")).unwrap();
+    let labels: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(labels, data.y);
+    let o = cli([
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        dir.join("rerun").to_str().unwrap(),
+    ]);
+    assert!(o.success(), "{}", o.stderr);
+}

@@ -250,7 +250,10 @@ pub fn write_violation(spec: &Spec, w: &WorstCell, dir: &Path) -> Result<PathBuf
     raw.name = stem.clone();
     raw.search = None;
     raw.data = DataSpec::Csv(CsvSpec::new(csv.display().to_string(), "a"));
-    raw.series = vec![spec.raw.series[w.series].clone()];
+    let mut series = spec.raw.series[w.series].clone();
+    // The CSV is the data: no generator law to take from the series.
+    series.law = None;
+    raw.series = vec![series];
     let reps = w.recheck.as_ref().map_or(2, |m| m.risk.len().max(2));
     let one = ScaleSpec {
         phi_max: w.phi,
