@@ -66,6 +66,13 @@ enum Command {
     /// --full: the committed results of paper_refs/cliplaw.md). Each spec is also a `run` /
     /// `merge` spec (shards, --resume).
     Cliplaw(cli::cliplaw::CliplawArgs),
+    /// Worst case: search each upper bound's instance class for the data that make DP-SGD with
+    /// the theorem's schedule do worst against its explicit bound; every reported number is a
+    /// fresh re-estimate (exit 2 on a violation that survives a large re-check).
+    ///
+    /// Runs every spec with a [search] table in simulations/worstcase/ (quick scale: under a
+    /// minute; --full --report paper_refs/worstcase.md: the committed report).
+    Worstcase(cli::worstcase::WorstcaseArgs),
     /// Merge the shards of a sharded run into exactly what an unsharded run writes.
     Merge(cli::merge::MergeArgs),
 }
@@ -199,6 +206,13 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "worstcase",
+        &[
+            "dpsgd-lab worstcase --only j1",
+            "dpsgd-lab worstcase --only k1 --out results/worstcase-k1 --json",
+        ],
+    ),
+    (
         "merge",
         &[
             "dpsgd-lab run simulations/thm62_j1_huber.toml --shard 1/2",
@@ -259,6 +273,7 @@ fn main() {
         Command::Run(a) => cli::run::run(a),
         Command::Verify(a) => cli::verify::run(a),
         Command::Cliplaw(a) => cli::cliplaw::run(a),
+        Command::Worstcase(a) => cli::worstcase::run(a),
         Command::Merge(a) => cli::merge::run(a),
     };
     if let Err(e) = result {

@@ -15,3 +15,4 @@ pub mod run;
 pub mod theory;
 pub mod train;
 pub mod verify;
+pub mod worstcase;

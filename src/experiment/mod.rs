@@ -6,6 +6,7 @@
 //! order), `summary.json`, `report.md` and `<name>.png` / `<name>.svg`. None of them holds a
 //! timing, so a sharded run merged with [`merge`] reproduces them byte for byte.
 
+pub mod clip_sweep;
 pub mod cliplaw;
 pub mod figure;
 pub mod fit;
@@ -15,9 +16,12 @@ pub mod replicate;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod search_table;
 pub mod solver;
 pub mod spec;
+pub mod theorem;
 pub mod verdict;
+pub mod worstcase;
 
 use std::collections::BTreeMap;
 use std::path::Path;

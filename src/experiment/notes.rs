@@ -1,8 +1,8 @@
 //! The notes of a spec's report: the constants and conventions of the run and of its verdicts,
 //! stated in words.
 
-use super::replicate::schedule_theorem;
 use super::spec::Spec;
+use super::theorem::schedule_theorem;
 
 /// lambda_min S at which a quadratic model of the run has relaxed from w0 (e^-3 = 5% of the
 /// initial distance left): below it the iterate has barely moved and no rate can show.

@@ -7,6 +7,7 @@ use rand::RngExt;
 use super::results::ReplicateResult;
 use super::solver::{self, Reference};
 use super::spec::{ClipRule, FreeConstant, HeavyShift, Spec, StartSpec, Vary};
+use super::theorem::{gradient_risk, schedule_theorem};
 use crate::config::{DataSpec, exact_lipschitz_k_norm};
 use crate::data::Dataset;
 use crate::dpsgd::{DpSgd, Init, Projection};
@@ -66,21 +67,6 @@ pub fn sweep_point(spec: &Spec, pi: usize) -> Result<SweepPoint> {
         nu: pr.nu,
     })?;
     Ok(SweepPoint { n, epsilon, phi })
-}
-
-/// The schedule a theorem's experiment runs: the lower bounds L.1 / 6.6 run K.1's schedule (Thm
-/// 6.5 attains them), I.3 runs I.1's.
-pub fn schedule_theorem(id: TheoremId) -> TheoremId {
-    match id {
-        TheoremId::T6_6 | TheoremId::L1 => TheoremId::T6_5,
-        TheoremId::I3 => TheoremId::I1,
-        t => t,
-    }
-}
-
-/// True when the risk is E||grad f||^2 (Thm N.1), not the excess risk.
-pub fn gradient_risk(id: TheoremId) -> bool {
-    id.full_version() == TheoremId::N1
 }
 
 /// The data set of (series s, grid point, replicate r).
@@ -209,11 +195,32 @@ pub fn run_replicate(
     r: usize,
 ) -> Result<(ReplicateResult, u64)> {
     let (s, _) = spec.cell(c);
+    let data = build_data(spec, s, point.n, r)?;
+    let seed = derive_seed(
+        spec.raw.seed,
+        spec.raw.series[s].stream_series(s) as u64,
+        Purpose::Other(RUN_TAG),
+    );
+    run_on_data(spec, c, point, &data, seed, r)
+}
+
+/// Cell `c`'s replicate on the data set `data`, with the run streams of (`seed`, replicate `r`)
+/// (run 0 takes stream r of `seed`; further runs on the data set derive their own seeds from
+/// it). `run_replicate` passes its series' run seed; a search over data sets passes its own
+/// seeds, the same for every candidate (common random numbers).
+pub fn run_on_data(
+    spec: &Spec,
+    c: usize,
+    point: &SweepPoint,
+    data: &Dataset,
+    seed: u64,
+    r: usize,
+) -> Result<(ReplicateResult, u64)> {
+    let (s, _) = spec.cell(c);
     let raw = &spec.raw;
     let ser = &raw.series[s];
-    let data = build_data(spec, s, point.n, r)?;
-    let loss = raw.loss.build(&data)?;
-    let reference = solver::solve(&raw.loss, loss.as_ref(), &data)?;
+    let loss = raw.loss.build(data)?;
+    let reference = solver::solve(&raw.loss, loss.as_ref(), data)?;
     let p = loss.param_dim();
     let u = 1.0 / (p as f64).sqrt();
     let (w0, d0) = match raw.constants.w0 {
@@ -224,7 +231,7 @@ pub fn run_replicate(
         }
     };
     if raw.constants.w0 != Some(StartSpec::Zero) {
-        check_start(loss.as_ref(), &data, &reference.w_star, &w0, d0)?;
+        check_start(loss.as_ref(), data, &reference.w_star, &w0, d0)?;
     }
     let projection = match raw.radius {
         Some(rad) => {
@@ -251,7 +258,7 @@ pub fn run_replicate(
         d_w: raw.radius.map(|r| 2.0 * r),
         ..Default::default()
     };
-    let gi = per_sample_lipschitz(loss.as_ref(), &data);
+    let gi = per_sample_lipschitz(loss.as_ref(), data);
     match sched.full_version() {
         TheoremId::H1 => {
             let gi = gi
@@ -263,12 +270,12 @@ pub fn run_replicate(
                 ClipRule::Quantile(q) => quantile(&gi, q),
                 ClipRule::Fixed(t) => t.min(g_n),
             };
-            let fi = crate::theory::alpha::per_sample_minima(&raw.loss, loss.as_ref(), &data)?;
+            let fi = crate::theory::alpha::per_sample_minima(&raw.loss, loss.as_ref(), data)?;
             let delta =
-                crate::theory::alpha::delta_star(loss.as_ref(), &data, &reference.w_star, &fi)?;
+                crate::theory::alpha::delta_star(loss.as_ref(), data, &reference.w_star, &fi)?;
             let alpha = crate::theory::estimate_alpha(
                 loss.as_ref(),
-                &data,
+                data,
                 &fi,
                 tau,
                 &crate::theory::AlphaOptions {
@@ -285,7 +292,7 @@ pub fn run_replicate(
             params.alpha = Some(alpha.value.max(1.0));
         }
         TheoremId::K1 => {
-            params.d_sharp = sharp_growth_radius(&raw.loss, &data, &reference, ser.k, g, point.phi);
+            params.d_sharp = sharp_growth_radius(&raw.loss, data, &reference, ser.k, g, point.phi);
         }
         TheoremId::N1 => {
             let l = (0..data.n)
@@ -294,8 +301,7 @@ pub fn run_replicate(
                 .map(|v| v / data.n as f64)
                 .ok_or_else(|| Error::Config("Thm N.1 needs per-sample smoothness".into()))?;
             params.l = Some(l);
-            params.f_gap =
-                Some((mean_value(loss.as_ref(), &w0, &data) - reference.f_star).max(0.0));
+            params.f_gap = Some((mean_value(loss.as_ref(), &w0, data) - reference.f_star).max(0.0));
         }
         _ => {}
     }
@@ -351,7 +357,7 @@ pub fn run_replicate(
     // with nu = 1 is not shown to be (epsilon, delta)-DP), so that Thm 6.6 applies to every arm.
     let noise_multiplier = match &raw.clip_sweep {
         Some(cs) => {
-            let z = super::cliplaw::calibrated_z(
+            let z = crate::privacy::calibrate::calibrated_z(
                 cs.accountant,
                 b / point.n as f64,
                 steps,
@@ -368,22 +374,16 @@ pub fn run_replicate(
     let mut gbuf = vec![0.0; p];
     let risk0 = risk_at(
         loss.as_ref(),
-        &data,
+        data,
         &w0,
         reference.f_star,
         grad_risk,
         &mut gbuf,
     );
-    let lambda_s =
-        solver::lambda_min_at_optimum(&raw.loss, loss.as_ref(), &data, &reference.w_star)
-            .map(|l| l * eta * steps as f64);
+    let lambda_s = solver::lambda_min_at_optimum(&raw.loss, loss.as_ref(), data, &reference.w_star)
+        .map(|l| l * eta * steps as f64);
     cfg.init = Init::Point { w: w0 };
     let alg = DpSgd::new(cfg, data.n, None)?;
-    let seed = derive_seed(
-        raw.seed,
-        ser.stream_series(s) as u64,
-        Purpose::Other(RUN_TAG),
-    );
     let mut total = 0.0;
     let mut clipped = 0.0;
     for run_idx in 0..raw.runs_per_data {
@@ -398,10 +398,10 @@ pub fn run_replicate(
         let fractions: Vec<f64> = (0..spec.iterates).map(|_| pick.random::<f64>()).collect();
         let at = stratified_steps(&fractions, steps);
         let mut acc = 0.0;
-        clipped += alg.observe_at(loss.as_ref(), &data, rs, r as u64, &at, |_, w| {
+        clipped += alg.observe_at(loss.as_ref(), data, rs, r as u64, &at, |_, w| {
             acc += risk_at(
                 loss.as_ref(),
-                &data,
+                data,
                 w,
                 reference.f_star,
                 grad_risk,

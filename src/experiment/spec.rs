@@ -5,6 +5,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::clip_sweep::{Arm, ClipSweepSpec, SweepSlot};
+use super::search_table::SearchSpec;
 use crate::config::DataSpec;
 use crate::config::load_toml;
 use crate::data::generator::GeneratorSpec;
@@ -66,7 +68,11 @@ pub struct ExperimentSpec {
     /// delta) by an accountant. Such a spec has no bounded-data twins (`controls` is ignored):
     /// its bounded control is a series of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clip_sweep: Option<crate::experiment::cliplaw::ClipSweepSpec>,
+    pub clip_sweep: Option<ClipSweepSpec>,
+    /// A worst-case search over an instance family (the `worstcase` experiment; `run` ignores
+    /// it and runs the spec's own data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchSpec>,
     /// Quick scale (default of `run` and `verify`).
     pub quick: ScaleSpec,
     /// Publication scale (`--full`).
@@ -247,7 +253,7 @@ pub struct SeriesSpec {
     /// Set by [`Spec::new`] on the arms of a clip-norm sweep (never read from TOML): the
     /// declared series this arm expands and which clip norm it runs.
     #[serde(skip_deserializing, default, skip_serializing_if = "Option::is_none")]
-    pub sweep: Option<crate::experiment::cliplaw::SweepSlot>,
+    pub sweep: Option<SweepSlot>,
 }
 
 impl SeriesSpec {
@@ -390,10 +396,13 @@ impl Spec {
                 "a lower-bound spec must sweep phi by n (sweep.vary = \"n\")".into(),
             ));
         }
+        if let Some(s) = &raw.search {
+            s.check()?;
+        }
         let mut raw = raw;
         if let Some(cs) = raw.clip_sweep.clone() {
             cs.check()?;
-            crate::experiment::cliplaw::expand(&mut raw, &cs);
+            expand_clip_sweep(&mut raw, &cs);
         } else if raw.controls {
             add_controls(&mut raw);
         }
@@ -570,6 +579,26 @@ impl Spec {
                     .into(),
             )),
         }
+    }
+}
+
+/// Replaces the declared series by their arms: for each, the grid's clip norms, then the
+/// uniform-Lipschitz clip, then the theorem's schedule.
+fn expand_clip_sweep(raw: &mut ExperimentSpec, cs: &ClipSweepSpec) {
+    let grid = cs.grid();
+    let declared = std::mem::take(&mut raw.series);
+    for (g, ser) in declared.into_iter().enumerate() {
+        let arm = |arm: Arm, clip: ClipRule| {
+            let mut s = ser.clone();
+            s.clip = clip;
+            s.sweep = Some(SweepSlot { group: g, arm });
+            s
+        };
+        for (j, &t) in grid.iter().enumerate() {
+            raw.series.push(arm(Arm::Grid(j), ClipRule::Fixed(t)));
+        }
+        raw.series.push(arm(Arm::Uniform, ClipRule::Quantile(1.0)));
+        raw.series.push(arm(Arm::Schedule, ClipRule::Theorem));
     }
 }
 

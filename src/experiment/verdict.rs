@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize, Serializer};
 use super::fit::{self, Difference, Fit, JointBootstrap, Sample};
 use super::notes::{self, RELAXED};
 use super::probability::{Probability, probability_check};
-use super::replicate::{gradient_risk, schedule_theorem};
 use super::results::{CellResult, ReplicateResult};
 use super::spec::{ClipRule, Spec, k_serde};
+use super::theorem::{gradient_risk, schedule_theorem};
 use crate::rng::{Purpose, derive_seed};
 
 /// What a series checks.

@@ -1,6 +1,9 @@
 //! Noise calibration: the smallest noise multiplier z meeting a target (eps, delta), and the
 //! effective nu of Theorem 3.4 for a calibrated run.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 use super::pld::PldAccountant;
 use super::rdp::RdpAccountant;
 use super::validate::{check_delta, check_epsilon, check_q, check_steps, check_z};
@@ -203,4 +206,30 @@ pub fn nu_eff(z: f64, q: f64, steps: usize, epsilon: f64, delta: f64) -> Result<
     check_delta(delta)?;
     let r = z * epsilon / (q * (steps as f64 * (1.0 / delta).ln()).sqrt());
     Ok(r * r)
+}
+
+/// The noise multiplier z with epsilon(q, T, z, delta) <= epsilon, calibrated once per
+/// (accountant, q, T, epsilon, delta) in this process and shared by every arm and replicate
+/// (the calibration is deterministic, so the cache changes no result).
+pub fn calibrated_z(
+    kind: AccountantKind,
+    q: f64,
+    steps: usize,
+    epsilon: f64,
+    delta: f64,
+) -> Result<f64> {
+    type Key = (AccountantKind, u64, usize, u64, u64);
+    static CACHE: OnceLock<Mutex<HashMap<Key, f64>>> = OnceLock::new();
+    let key = (kind, q.to_bits(), steps, epsilon.to_bits(), delta.to_bits());
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(z) = cache.lock().map_err(|_| poisoned())?.get(&key) {
+        return Ok(*z);
+    }
+    let z = calibrate_noise(kind, q, steps, epsilon, delta)?;
+    cache.lock().map_err(|_| poisoned())?.insert(key, z);
+    Ok(z)
+}
+
+fn poisoned() -> Error {
+    Error::Numerical("the noise-calibration cache was poisoned by a failed thread".into())
 }

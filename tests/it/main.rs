@@ -32,3 +32,4 @@ mod simulations;
 mod step_clip;
 mod theory;
 mod usage;
+mod worstcase;

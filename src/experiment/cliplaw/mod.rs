@@ -1,4 +1,4 @@
-//! The clip-norm law (issue clip-law): how the best constant clip norm tau* moves with phi and
+//! The clip-norm law: how the best constant clip norm tau* moves with phi and
 //! the tail index k, and what clipping at the largest G_i (uniform-Lipschitz tuning) costs.
 //!
 //! A spec with a `[clip_sweep]` table expands each declared series into arms ([`Arm`]): a log
@@ -15,147 +15,15 @@ pub mod analysis;
 pub mod figure;
 pub mod report;
 
-use std::collections::{BTreeMap, HashMap};
-use std::fmt;
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
-
-use serde::{Deserialize, Serialize};
 
 use super::results::CellResult;
-use super::spec::{ClipRule, ExperimentSpec, Spec};
-use crate::dpsgd::AccountantKind;
-use crate::error::{Error, Result, check_positive};
+use super::spec::{ExperimentSpec, Spec};
+use crate::error::Result;
 
+pub use super::clip_sweep::{Arm, ClipSweepSpec, MIN_POINTS, SweepSlot};
 pub use analysis::{CliplawSummary, analyze};
-
-/// The fewest clip norms a sweep's grid may have (the issue asks for at least 12).
-pub const MIN_POINTS: usize = 12;
-
-/// The `[clip_sweep]` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClipSweepSpec {
-    /// Smallest clip norm of the grid (below the smallest nonzero G_i of every data set).
-    pub tau_min: f64,
-    /// Largest clip norm (above the largest G_i).
-    pub tau_max: f64,
-    /// Number of clip norms, geometric from tau_min to tau_max (at least 12).
-    pub points: usize,
-    /// The accountant that calibrates the noise multiplier to (epsilon, delta) ("rdp" or
-    /// "pld"; default rdp).
-    #[serde(default)]
-    pub accountant: AccountantKind,
-}
-
-impl ClipSweepSpec {
-    /// Checks the grid.
-    pub fn check(&self) -> Result<()> {
-        check_positive("clip_sweep.tau_min", self.tau_min)?;
-        check_positive("clip_sweep.tau_max", self.tau_max)?;
-        if self.tau_max <= self.tau_min {
-            return Err(Error::Config(format!(
-                "clip_sweep.tau_max = {} must exceed tau_min = {}",
-                self.tau_max, self.tau_min
-            )));
-        }
-        if self.points < MIN_POINTS {
-            return Err(Error::Config(format!(
-                "clip_sweep.points must be >= {MIN_POINTS}, but is {}",
-                self.points
-            )));
-        }
-        Ok(())
-    }
-
-    /// The grid, geometric, smallest first.
-    pub fn grid(&self) -> Vec<f64> {
-        (0..self.points)
-            .map(|j| {
-                let t = j as f64 / (self.points - 1) as f64;
-                (self.tau_min.ln() + t * (self.tau_max.ln() - self.tau_min.ln())).exp()
-            })
-            .collect()
-    }
-}
-
-/// Which clip norm an arm of a sweep runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Arm {
-    /// The j-th constant clip norm of the grid.
-    Grid(usize),
-    /// tau = max_i G_i of the data set: the clip norm uniform Lipschitzness would use (no
-    /// sample is clipped).
-    Uniform,
-    /// The theorem's tau(phi).
-    Schedule,
-}
-
-impl fmt::Display for Arm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Arm::Grid(j) => write!(f, "grid tau #{j}"),
-            Arm::Uniform => f.write_str("tau = max G_i"),
-            Arm::Schedule => f.write_str("theorem's tau(phi)"),
-        }
-    }
-}
-
-/// Where an expanded series sits: its declared series (`group`) and its arm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SweepSlot {
-    /// Index of the declared series.
-    pub group: usize,
-    /// The arm.
-    pub arm: Arm,
-}
-
-/// Replaces the declared series by their arms: for each, the grid's clip norms, then the
-/// uniform-Lipschitz clip, then the theorem's schedule.
-pub fn expand(raw: &mut ExperimentSpec, cs: &ClipSweepSpec) {
-    let grid = cs.grid();
-    let declared = std::mem::take(&mut raw.series);
-    for (g, ser) in declared.into_iter().enumerate() {
-        let arm = |arm: Arm, clip: ClipRule| {
-            let mut s = ser.clone();
-            s.clip = clip;
-            s.sweep = Some(SweepSlot { group: g, arm });
-            s
-        };
-        for (j, &t) in grid.iter().enumerate() {
-            raw.series.push(arm(Arm::Grid(j), ClipRule::Fixed(t)));
-        }
-        raw.series.push(arm(Arm::Uniform, ClipRule::Quantile(1.0)));
-        raw.series.push(arm(Arm::Schedule, ClipRule::Theorem));
-    }
-}
-
-/// The noise multiplier z with epsilon(q, T, z, delta) <= epsilon, calibrated once per
-/// (accountant, q, T, epsilon, delta) in this process and shared by every arm and replicate
-/// (the calibration is deterministic, so the cache changes no result).
-pub fn calibrated_z(
-    kind: AccountantKind,
-    q: f64,
-    steps: usize,
-    epsilon: f64,
-    delta: f64,
-) -> Result<f64> {
-    type Key = (AccountantKind, u64, usize, u64, u64);
-    static CACHE: OnceLock<Mutex<HashMap<Key, f64>>> = OnceLock::new();
-    let key = (kind, q.to_bits(), steps, epsilon.to_bits(), delta.to_bits());
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(z) = cache.lock().map_err(|_| poisoned())?.get(&key) {
-        return Ok(*z);
-    }
-    let z = crate::privacy::calibrate::calibrate_noise(kind, q, steps, epsilon, delta)?;
-    cache.lock().map_err(|_| poisoned())?.insert(key, z);
-    Ok(z)
-}
-
-fn poisoned() -> Error {
-    Error::Numerical("the noise-calibration cache was poisoned by a failed thread".into())
-}
 
 /// Writes summary.json, report.md and the figures of a finished clip-norm sweep; returns the
 /// summary.

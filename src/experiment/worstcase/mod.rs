@@ -1,0 +1,274 @@
+//! The worst-case search: for each cell (series = k, phi) of a spec with a `[search]` table, the
+//! data set in the theorem's instance class ([`family`]) that makes DP-SGD with the theorem's
+//! own schedule (T, tau, eta) and noise do worst against its explicit bound, found by a
+//! derivative-free search under common random numbers ([`search`]), then re-estimated on fresh
+//! replicates that the search never saw, beside its bounded control (every G_i = G) on the same
+//! fresh streams. An OR / bound above 1 is re-checked on a second fresh set of (more)
+//! replicates; if its 95% interval stays above 1 it is a violation, and the instance is written
+//! out as a CSV and a spec that `dpsgd-lab run` reruns.
+//!
+//! A found worst case is a lower estimate of the supremum over the family, and the family is
+//! not the whole class: the report says so.
+//!
+//! Results: `results.jsonl` (one line per finished cell; `--resume` continues), then
+//! [`report`] and [`figure`] from the complete file.
+
+pub mod family;
+pub mod figure;
+pub mod report;
+pub mod search;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::DataSpec;
+use crate::data::csv::CsvSpec;
+use crate::error::{Error, Result};
+use crate::experiment::replicate::sweep_point;
+use crate::experiment::results::{self, Header};
+use crate::experiment::search_table::{FamilyKind, SearchScale, SearchSpec};
+use crate::experiment::spec::{Scale, ScaleSpec, Spec};
+use crate::loss::LossSpec;
+use crate::results_file::{Record, ResultsFile};
+use family::{Components, SharpMixture, check_moment, moment_level};
+use search::{Budget, Context, Found, Measured, Phase};
+
+/// One finished cell: the search and the fresh re-estimates of what it found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorstCell {
+    /// Cell index (series-major, as `run`'s cells).
+    pub cell: usize,
+    /// Series index.
+    pub series: usize,
+    /// k.
+    #[serde(with = "crate::k_serde")]
+    pub k: f64,
+    /// phi of Eq. (1).
+    pub phi: f64,
+    /// n.
+    pub n: usize,
+    /// epsilon.
+    pub epsilon: f64,
+    /// G of Assumption 6.1 (the schedule's G).
+    pub g: f64,
+    /// The moment level the family meets with equality.
+    pub g_emp: f64,
+    /// G D0.
+    pub gd0: f64,
+    /// The search (its values are on the search streams: never reported as results).
+    pub found: Found,
+    /// The found instance.
+    pub instance: Components,
+    /// Fresh re-estimate at the found instance.
+    pub reestimate: Measured,
+    /// The bounded control (every G_i = G, same centres and shares) on the same fresh streams.
+    pub control: Measured,
+    /// The re-check of an OR / bound above 1 (a second fresh set of replicates).
+    pub recheck: Option<Measured>,
+}
+
+impl Record for WorstCell {
+    type Key = usize;
+    const NOUN: &'static str = "search";
+    fn key(&self) -> usize {
+        self.cell
+    }
+}
+
+/// How a worst-case run goes.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// Output folder.
+    pub out: PathBuf,
+    /// Continue an interrupted run.
+    pub resume: bool,
+    /// Start over, discarding finished cells.
+    pub fresh: bool,
+}
+
+/// The `[search]` table of `spec`, checked against the rest of the spec.
+pub fn search_table(spec: &Spec) -> Result<&SearchSpec> {
+    let s =
+        spec.raw.search.as_ref().ok_or_else(|| {
+            Error::Config(format!("spec {} has no [search] table", spec.raw.name))
+        })?;
+    let FamilyKind::SharpMixture = s.family;
+    if !matches!(spec.raw.loss, LossSpec::Sharp) {
+        return Err(Error::Config(
+            "search.family = \"sharp_mixture\" needs loss = { family = \"sharp\" }".into(),
+        ));
+    }
+    if spec.raw.constants.g.is_none() {
+        return Err(Error::Config(
+            "a [search] spec sets constants.g (the G of Assumption 6.1 every instance meets)"
+                .into(),
+        ));
+    }
+    if spec.raw.controls || spec.raw.radius.is_some() || spec.raw.runs_per_data != 1 {
+        return Err(Error::Config(
+            "a [search] spec sets controls = false (the search runs its own control), no radius and runs_per_data = 1".into(),
+        ));
+    }
+    Ok(s)
+}
+
+/// The budget of `spec`'s scale.
+pub fn scale_of(spec: &Spec, s: &SearchSpec) -> SearchScale {
+    match spec.scale {
+        Scale::Quick => s.quick,
+        Scale::Full => s.full,
+    }
+}
+
+/// The search context and family of cell `c` (the moment level and G D0 of its k).
+pub fn cell_setup(spec: &Spec, c: usize) -> Result<(Context<'_>, SharpMixture)> {
+    let s = search_table(spec)?;
+    let (si, pi) = spec.cell(c);
+    let point = sweep_point(spec, pi)?;
+    let k = spec.raw.series[si].k;
+    let g = spec.raw.constants.g.unwrap_or(f64::NAN);
+    let g_emp = moment_level(spec.raw.theorem, g, k, spec.raw.constants.gamma)?;
+    let family = SharpMixture {
+        n: point.n,
+        d: spec.dim()?,
+        m: s.components,
+        k,
+        g_emp,
+    };
+    let ctx = Context {
+        spec,
+        cell: c,
+        point,
+        k,
+        g_emp,
+        gd0: g * spec.raw.constants.dist0,
+    };
+    Ok((ctx, family))
+}
+
+/// Searches cell `c` and re-estimates what it found.
+pub fn run_cell(spec: &Spec, c: usize) -> Result<WorstCell> {
+    let s = search_table(spec)?;
+    let sc = scale_of(spec, s);
+    let (ctx, family) = cell_setup(spec, c)?;
+    let budget = Budget {
+        restarts: sc.restarts,
+        iterations: sc.iterations,
+        replicates: sc.search_replicates,
+        spread: s.spread,
+    };
+    let found = search::search(&ctx, &family, s.objective, &budget)?;
+    let instance = family.components(&found.theta)?;
+    let data = instance.dataset(family.d)?;
+    check_moment(&data.y, ctx.k, ctx.g_emp)?;
+    let reestimate = ctx.measure(&data, Phase::Reestimate, sc.replicates)?;
+    let g = spec.raw.constants.g.unwrap_or(f64::NAN);
+    let mut bounded = data.clone();
+    bounded.y.iter_mut().for_each(|a| *a = g);
+    let control = ctx.measure(&bounded, Phase::Reestimate, sc.replicates)?;
+    let over = ctx
+        .value(
+            &reestimate,
+            crate::experiment::search_table::Objective::OrOverBound,
+        )
+        .is_some_and(|v| v > 1.0);
+    let recheck = if over {
+        Some(ctx.measure(&data, Phase::Recheck, sc.recheck_replicates)?)
+    } else {
+        None
+    };
+    let (si, _) = spec.cell(c);
+    Ok(WorstCell {
+        cell: c,
+        series: si,
+        k: ctx.k,
+        phi: ctx.point.phi,
+        n: ctx.point.n,
+        epsilon: ctx.point.epsilon,
+        g,
+        g_emp: ctx.g_emp,
+        gd0: ctx.gd0,
+        found,
+        instance,
+        reestimate,
+        control,
+        recheck,
+    })
+}
+
+/// Runs (or resumes) every cell of `spec`, writing each as it finishes; returns every finished
+/// cell. Cells run one after another, the replicates of each
+/// evaluation in parallel.
+pub fn run(spec: &Spec, opts: &SearchOptions) -> Result<BTreeMap<usize, WorstCell>> {
+    search_table(spec)?;
+    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(opts.out.display().to_string(), e))?;
+    let head: Header = results::header(spec);
+    let path = results::results_path(&opts.out, None);
+    let cells = spec.cells();
+    let (file, mut done) =
+        ResultsFile::open::<WorstCell>(&path, head, opts.resume, opts.fresh, |w: &WorstCell| {
+            (w.cell >= cells)
+                .then(|| format!("search {} is outside the spec's {cells} cells", w.cell))
+        })?;
+    for c in 0..cells {
+        if done.contains_key(&c) {
+            continue;
+        }
+        let w = run_cell(spec, c)
+            .map_err(|e| Error::Numerical(format!("search cell {c} of {}: {e}", spec.raw.name)))?;
+        file.append(&w)?;
+        done.insert(c, w);
+    }
+    file.finish(&done)?;
+    Ok(done)
+}
+
+/// A violation: the instance as a CSV (centres x0.., weight a) and a spec that reruns it with
+/// `dpsgd-lab run` at its phi (R = the re-check's replicates). Returns the spec's path.
+pub fn write_violation(spec: &Spec, w: &WorstCell, dir: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display().to_string(), e))?;
+    let stem = format!("{}-cell{}", spec.raw.name, w.cell);
+    let csv = dir.join(format!("{stem}.csv"));
+    let d = w.instance.centre.first().map_or(0, |c| c.len());
+    let mut text: String = (0..d).map(|j| format!("x{j},")).collect::<String>() + "a\n";
+    for ((&r, &a), c) in w
+        .instance
+        .rows
+        .iter()
+        .zip(&w.instance.weight)
+        .zip(&w.instance.centre)
+    {
+        let row: String = c.iter().map(|v| format!("{v:e},")).collect();
+        for _ in 0..r {
+            text.push_str(&format!("{row}{a:e}\n"));
+        }
+    }
+    crate::results_file::write_atomic(&csv, text.as_bytes())?;
+    let mut raw = spec.raw.clone();
+    raw.name = stem.clone();
+    raw.search = None;
+    raw.data = DataSpec::Csv(CsvSpec::new(csv.display().to_string(), "a"));
+    let mut series = spec.raw.series[w.series].clone();
+    // The CSV is the data: no generator law to take from the series.
+    series.law = None;
+    raw.series = vec![series];
+    let reps = w.recheck.as_ref().map_or(2, |m| m.risk.len().max(2));
+    let one = ScaleSpec {
+        phi_max: w.phi,
+        phi_min: w.phi * (1.0 - 1e-9),
+        points: 2,
+        replicates: reps,
+        iterates: spec.iterates,
+        bootstrap: spec.bootstrap.max(10),
+    };
+    raw.quick = one.clone();
+    raw.full = one;
+    let toml = toml::to_string(&raw).map_err(|e| {
+        Error::Numerical(format!("cannot write the violating instance's spec: {e}"))
+    })?;
+    let path = dir.join(format!("{stem}.toml"));
+    crate::results_file::write_atomic(&path, toml.as_bytes())?;
+    Ok(path)
+}
