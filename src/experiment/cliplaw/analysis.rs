@@ -180,6 +180,18 @@ pub enum LawVerdict {
     NoPrediction,
 }
 
+impl std::fmt::Display for LawVerdict {
+    /// In words, as the terminal and the report print it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LawVerdict::Agrees => "agrees",
+            LawVerdict::Differs => "DIFFERS",
+            LawVerdict::TooWide => "too wide for a verdict",
+            LawVerdict::NoPrediction => "no prediction",
+        })
+    }
+}
+
 impl Law {
     fn new(slope: f64, (lo, hi): (f64, f64), points: usize, predicted: Option<f64>) -> Law {
         let verdict = match predicted {

@@ -16,7 +16,7 @@ mod outcome;
 mod rate;
 mod summary;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub(crate) use cells::{cell_mean, reps_of};
 pub use controls::ControlComparison;

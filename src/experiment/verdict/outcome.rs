@@ -63,6 +63,46 @@ impl Verdict {
     pub fn is_violation(&self) -> bool {
         matches!(self, Verdict::Violation(_))
     }
+
+    /// The verdict in a few words, for the terminal's compact table (the full text is
+    /// `Display`'s, in report.md and behind `verify --wide`).
+    pub fn word(&self) -> String {
+        let mut w = match self {
+            Verdict::Violation(_) => "VIOLATED".to_string(),
+            Verdict::NoFit | Verdict::LowerNoFit => "no fit".into(),
+            Verdict::Upper {
+                informative, rate, ..
+            } => match (informative, rate) {
+                (Informative::Yes(_), Some(Rate::Attains)) => "attains rate".into(),
+                (Informative::Yes(_), Some(Rate::Faster)) => "faster than bound".into(),
+                (Informative::Yes(_), Some(Rate::Slower)) => "slower than bound".into(),
+                (Informative::Yes(_), None) => "informative".into(),
+                (Informative::Vacuous(_), _) => "no rate: vacuous".into(),
+                (Informative::NoBound(..), _) => "no rate: no bound".into(),
+            },
+            Verdict::Lower { tightness, .. } => match tightness {
+                Tightness::Tight => "tight".into(),
+                Tightness::Consistent => "consistent".into(),
+                Tightness::NotTight => "not tight".into(),
+            },
+            Verdict::Ablation(Ablation::Floor) => "ablation: floor".into(),
+            Verdict::Ablation(Ablation::Falling(_)) => "ablation: falling".into(),
+            Verdict::Ablation(Ablation::NoFit) => "ablation: no fit".into(),
+        };
+        if matches!(
+            self,
+            Verdict::Upper {
+                do_nothing: true,
+                ..
+            } | Verdict::Lower {
+                do_nothing: true,
+                ..
+            }
+        ) {
+            w.push_str(" (do-nothing too)");
+        }
+        w
+    }
 }
 
 /// The suffix of a verdict that the do-nothing risk would earn too.

@@ -5,7 +5,8 @@ use super::super::results::{CellResult, ReplicateResult};
 use super::informative::informative;
 use super::*;
 
-fn summary_with(verdicts: &[Verdict]) -> SpecSummary {
+/// A spec summary whose series have `verdicts` (upper bounds, k = 2, nothing else set).
+pub(crate) fn summary_with(verdicts: &[Verdict]) -> SpecSummary {
     let series = verdicts
         .iter()
         .enumerate()
