@@ -95,24 +95,24 @@ const EXAMPLES: &[(&str, &[&str])] = &[
     ),
     (
         "lower-bound",
-        &["dpsgd-lab lower-bound --n 1000 10000 --d 8 --k 2 --eps 1 --delta 1e-5"],
+        &["dpsgd-lab lower-bound --n 1000 10000 --d 8 --k 2 --epsilon 1 --delta 1e-5"],
     ),
     (
         "theory",
-        &["dpsgd-lab theory phi --n 10000 --d 20 --eps 1 --delta 1e-5 --nu 1"],
+        &["dpsgd-lab theory phi --n 10000 --d 20 --epsilon 1 --delta 1e-5 --nu 1"],
     ),
     (
         "theory schedule",
         &[
             "dpsgd-lab theory schedule --theorem J.1 --phi 0.01 --k 3 --G 1 --gamma 0.5 --C 1 --dist0 1",
-            "dpsgd-lab theory schedule --theorem 6.5 --n 10000 --d 20 --eps 1 --delta 1e-5 --nu 1 --k 3 --G 1 --D 1 --dist0 1 --C 1",
+            "dpsgd-lab theory schedule --theorem 6.5 --n 10000 --d 20 --epsilon 1 --delta 1e-5 --nu 1 --k 3 --G 1 --D 1 --dist0 1 --C 1",
         ],
     ),
     (
         "theory phi",
         &[
-            "dpsgd-lab theory phi --n 10000 --d 20 --eps 1 --delta 1e-5 --nu 1",
-            "dpsgd-lab theory phi --d 20 --eps 1 --delta 1e-5 --nu 1 --phi 0.01",
+            "dpsgd-lab theory phi --n 10000 --d 20 --epsilon 1 --delta 1e-5 --nu 1",
+            "dpsgd-lab theory phi --d 20 --epsilon 1 --delta 1e-5 --nu 1 --phi 0.01",
         ],
     ),
     (

@@ -306,14 +306,14 @@ fn schedule<'py>(
     let phi_v = match (g("phi"), inputs) {
         (Some(_), _) if any_given => {
             return Err(value_error(
-                "give either --phi or all of --n --d --eps --delta --nu, not both",
+                "give either --phi or all of --n --d --epsilon --delta --nu, not both",
             ));
         }
         (Some(v), None) => v,
         (None, Some(p)) => dpsgd::theory::phi::phi(&p).map_err(err)?,
         _ => {
             return Err(value_error(
-                "phi is missing: give --phi, or all of --n --d --eps --delta --nu (Eq. 1)",
+                "phi is missing: give --phi, or all of --n --d --epsilon --delta --nu (Eq. 1)",
             ));
         }
     };

@@ -70,7 +70,7 @@ pub struct RecommendArgs {
     #[arg(long)]
     pub label: String,
     /// Total privacy budget epsilon (RNMM + DP-SGD).
-    #[arg(long)]
+    #[arg(long, visible_alias = "eps")]
     pub epsilon: f64,
     /// delta of DP-SGD's (epsilon, delta) guarantee (RNMM is pure DP).
     #[arg(long, default_value_t = 1e-5)]
@@ -84,7 +84,7 @@ pub struct RecommendArgs {
     #[arg(long)]
     pub share: Option<f64>,
     /// DP-SGD steps T. Default: 30 epochs of round(n / B) steps, as in the study.
-    #[arg(long, conflicts_with = "epochs")]
+    #[arg(long, conflicts_with = "epochs", visible_alias = "T")]
     pub steps: Option<usize>,
     /// DP-SGD epochs E instead of --steps: T = ceil(E n / B), n the training rows.
     #[arg(long)]

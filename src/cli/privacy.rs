@@ -44,7 +44,7 @@ pub struct RunShape {
     )]
     pub q: Option<f64>,
     /// Number of steps T (with --sample-rate).
-    #[arg(long, requires = "q")]
+    #[arg(long, requires = "q", visible_alias = "T")]
     pub steps: Option<usize>,
     /// Epochs E, instead of --sample-rate/--steps: T = ceil(E N / B) (with --batch-size, --n).
     #[arg(long, group = "form", requires_all = ["batch_size", "n"])]
@@ -120,7 +120,7 @@ pub struct EpsilonArgs {
 #[command(group(ArgGroup::new("form").required(true)))]
 pub struct CalibrateArgs {
     /// Target epsilon > 0.
-    #[arg(long)]
+    #[arg(long, visible_alias = "eps")]
     pub epsilon: f64,
     /// Target delta in (0, 1).
     #[arg(long, default_value = DEFAULT_DELTA)]
@@ -138,7 +138,7 @@ pub struct CalibrateArgs {
 #[derive(Debug, Args)]
 pub struct ZcdpArgs {
     /// epsilon > 0 of the (epsilon, delta)-DP guarantee.
-    #[arg(long)]
+    #[arg(long, visible_alias = "eps")]
     pub epsilon: f64,
     /// delta in (0, 1) of the (epsilon, delta)-DP guarantee.
     #[arg(long, default_value = DEFAULT_DELTA)]

@@ -18,6 +18,7 @@ mod config_fuzz;
 mod data;
 mod dpsgd;
 mod experiment;
+mod flags;
 mod help;
 mod lemmas;
 mod losses;
