@@ -138,6 +138,35 @@ pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     from_toml_str(&text, &path.display().to_string())
 }
 
+impl TrainConfig {
+    /// Reads a train config file; a relative `[data] path` is read from the file's folder
+    /// ([`DataSpec::resolve_against`]).
+    pub fn load(path: &Path) -> Result<TrainConfig> {
+        let mut cfg: TrainConfig = load_toml(path)?;
+        cfg.data.resolve_against(path)?;
+        Ok(cfg)
+    }
+}
+
+/// `base` joined with `rel`, with `.` and `..` folded where a named folder precedes them
+/// (lexically: no file system access), so `simulations/../data/x.csv` reads `data/x.csv`.
+fn join_lexically(base: &Path, rel: &Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in base.components().chain(rel.components()) {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Where a run's data comes from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "source", rename_all = "snake_case")]
@@ -151,6 +180,30 @@ pub enum DataSpec {
 }
 
 impl DataSpec {
+    /// Reads a relative CSV path from the folder of the config file `config` that names it (so
+    /// a config works from any directory), and checks that the file opens; the error says that
+    /// the path came from the config's `[data]` table.
+    pub fn resolve_against(&mut self, config: &Path) -> Result<()> {
+        let DataSpec::Csv(c) = self else {
+            return Ok(());
+        };
+        let given = std::path::PathBuf::from(&c.path);
+        if given.is_relative() {
+            let folder = config.parent().unwrap_or(Path::new(""));
+            c.path = join_lexically(folder, &given).display().to_string();
+        }
+        std::fs::File::open(&c.path).map_err(|e| {
+            Error::Config(format!(
+                "{}: [data] path = {:?} ({}; a relative path is read from the config file's \
+                 folder): {e}",
+                config.display(),
+                given.display().to_string(),
+                c.path
+            ))
+        })?;
+        Ok(())
+    }
+
     /// Builds the data set; `rng` is the data stream and is only used by generators.
     pub fn build(&self, rng: &mut SimRng) -> Result<Dataset> {
         match self {
@@ -174,6 +227,19 @@ pub fn exact_lipschitz_k_norm(generator: &GeneratorSpec, loss: &LossSpec) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relative_paths_fold_lexically_onto_the_config_folder() {
+        let j = |b: &str, r: &str| join_lexically(Path::new(b), Path::new(r));
+        assert_eq!(j("simulations", "../data/x.csv"), Path::new("data/x.csv"));
+        assert_eq!(
+            j("simulations/cliplaw", "../../data/x.csv"),
+            Path::new("data/x.csv")
+        );
+        assert_eq!(j("", "./x.csv"), Path::new("x.csv"));
+        assert_eq!(j("", "../x.csv"), Path::new("../x.csv"));
+        assert_eq!(j("/a/b", "../c.csv"), Path::new("/a/c.csv"));
+    }
 
     /// `DpSgdConfig::new` gives a config file's defaults (no projection, the random iterate,
     /// w_0 = 0), and each `with_*` sets its one field.

@@ -308,7 +308,8 @@ pub fn run(args: &ClipnormArgs) -> Result<()> {
     let Some(config) = &args.config else {
         bail!("clipnorm needs --config FILE (the study), or the subcommand `recommend`");
     };
-    let cfg: StudyConfig = load_toml(config)?;
+    let mut cfg: StudyConfig = load_toml(config)?;
+    cfg.data.resolve_against(config)?;
     let out = args
         .out
         .clone()

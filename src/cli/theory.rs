@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use dpsgd_lab::config::{TrainConfig, load_toml};
+use dpsgd_lab::config::TrainConfig;
 use dpsgd_lab::dpsgd::{DpSgdConfig, Projection};
 use dpsgd_lab::rng::{Purpose, stream};
 use dpsgd_lab::theory::alpha::{
@@ -382,7 +382,7 @@ struct AlphaOut {
 }
 
 fn alpha_cmd(a: &AlphaArgs) -> Result<()> {
-    let cfg: TrainConfig = load_toml(&a.config)?;
+    let cfg = TrainConfig::load(&a.config)?;
     let data = cfg
         .data
         .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;

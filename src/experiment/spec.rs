@@ -306,7 +306,8 @@ pub struct Spec {
 impl Spec {
     /// Reads and validates a spec file.
     pub fn load(path: &Path, scale: Scale) -> Result<Spec> {
-        let raw: ExperimentSpec = load_toml(path)?;
+        let mut raw: ExperimentSpec = load_toml(path)?;
+        raw.data.resolve_against(path)?;
         Spec::new(raw, scale)
     }
 
