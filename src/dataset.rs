@@ -92,6 +92,17 @@ impl Dataset {
         }
         Some(m)
     }
+
+    /// The classes of 0..m-1 that no label takes (labels must be class indices).
+    pub fn absent_classes(&self, m: usize) -> Vec<usize> {
+        let mut seen = vec![false; m];
+        for &v in &self.y {
+            if let Some(s) = seen.get_mut(v as usize) {
+                *s = true;
+            }
+        }
+        (0..m).filter(|&c| !seen[c]).collect()
+    }
 }
 
 impl Dataset {

@@ -65,9 +65,21 @@ impl LossSpec {
         let classes = |c: &Option<usize>| -> Result<usize> {
             let m = match c {
                 Some(m) => *m,
-                None => data.num_classes().ok_or_else(|| {
-                    Error::data("labels are not class indices 0..m-1 (non-integer or negative)")
-                })?,
+                None => {
+                    let m = data.num_classes().ok_or_else(|| {
+                        Error::data("labels are not class indices 0..m-1 (non-integer or negative)")
+                    })?;
+                    // Labels {1, 2} would otherwise be 3 classes, one of them never seen.
+                    if let Some(&c) = data.absent_classes(m).first() {
+                        return Err(Error::data(format!(
+                            "labels are read as classes 0..{} (the largest label + 1), but \
+                             class {c} has no sample: relabel to 0..m-1 with every class \
+                             present, or give the loss's classes = {m} to mean it",
+                            m - 1
+                        )));
+                    }
+                    m
+                }
             };
             if m < 2 {
                 return Err(Error::param(format!(
