@@ -3,6 +3,7 @@
 //! apart because it installs a counting global allocator.
 
 mod accountant_properties;
+mod accounting_notes;
 mod audit;
 mod bad_input;
 mod cli;
