@@ -1,6 +1,6 @@
 //! `dpsgd-lab clipnorm --config simulations/clipnorm_digits.toml [--quick] [--resume]`: the
 //! clip-norm study of Section 5.2 (Figure 1, Tables 3-7) on one data set, with the methods
-//! comparison of issue 16; `dpsgd-lab clipnorm recommend --csv FILE --label COL --epsilon E`:
+//! comparison with adaptive and automatic clipping; `dpsgd-lab clipnorm recommend --csv FILE --label COL --epsilon E`:
 //! the recommended clip norm in one line.
 
 use std::path::PathBuf;

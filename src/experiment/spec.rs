@@ -386,7 +386,7 @@ impl Spec {
             }
         }
         if raw.theorem.is_lower_bound() && raw.sweep.vary != Vary::N {
-            // Issue 6: varying epsilon drives n p to 0 where phi is small.
+            // Varying epsilon drives n p to 0 where phi is small.
             return Err(Error::Config(
                 "a lower-bound spec must sweep phi by n (sweep.vary = \"n\")".into(),
             ));

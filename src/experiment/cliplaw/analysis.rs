@@ -25,7 +25,8 @@ use crate::theory::TheoremId;
 /// tau) psi^(-1/2)), clipping every sampled gradient makes the run independent of tau, and
 /// under common random numbers the runs then agree up to rounding.
 pub const TIE: f64 = 1e-9;
-/// Largest half-width of a law's 95% interval that earns a verdict (the target).
+/// Largest half-width of a law's 95% interval that earns a verdict (0.1: a slope known to
+/// +-0.1 tells -1/3 from -1/2 apart).
 pub const MAX_HALF_WIDTH: f64 = 0.1;
 /// Grid points each side of the grid minimum in the quadratic smoothing.
 const WINDOW: usize = 2;

@@ -1,4 +1,4 @@
-//! The clip-norm law (issue clip-law): how the best constant clip norm tau* moves with phi and
+//! The clip-norm law: how the best constant clip norm tau* moves with phi and
 //! the tail index k, and what clipping at the largest G_i (uniform-Lipschitz tuning) costs.
 //!
 //! A spec with a `[clip_sweep]` table expands each declared series into arms ([`Arm`]): a log
@@ -29,7 +29,7 @@ use crate::error::{Error, Result, check_positive};
 
 pub use analysis::{CliplawSummary, analyze};
 
-/// The fewest clip norms a sweep's grid may have (the issue asks for at least 12).
+/// The fewest clip norms a sweep's grid may have (at least 12, so a local minimum is resolved).
 pub const MIN_POINTS: usize = 12;
 
 /// The `[clip_sweep]` table.

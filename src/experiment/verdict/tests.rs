@@ -154,7 +154,7 @@ fn informative_needs_every_decade_cell_below_one() {
 
 #[test]
 fn lower_verdict_is_three_way() {
-    // Issue 14: 1.00 [0.96, 1.05] against 1 was printed "not tight".
+    // A regression: 1.00 [0.96, 1.05] against 1 was printed "not tight".
     assert_eq!(lower_verdict(&f(0.96, 1.05), 1.0), Tightness::Tight);
     assert_eq!(lower_verdict(&f(0.70, 0.745), 0.75), Tightness::Tight);
     assert_eq!(lower_verdict(&f(0.5, 0.9), 0.75), Tightness::Consistent);
