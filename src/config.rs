@@ -148,6 +148,54 @@ impl TrainConfig {
     }
 }
 
+/// The TOML text of a config about to be written to `config`, its `[data] path` (given relative
+/// to the working directory) rewritten relative to the config file's folder, which is where
+/// [`DataSpec::resolve_against`] reads it from: so a written config works from any directory.
+/// Text without such a line, or with an absolute path, is returned as it is.
+pub fn rebase_data_path(text: &str, config: &Path) -> String {
+    let mut in_data = false;
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with('[') {
+            in_data = t == "[data]";
+        }
+        let given = in_data
+            .then(|| toml::from_str::<toml::Table>(t).ok())
+            .flatten()
+            .and_then(|tb| tb.get("path")?.as_str().map(str::to_string))
+            .filter(|p| Path::new(p).is_relative());
+        match (given, std::env::current_dir()) {
+            (Some(p), Ok(cwd)) => {
+                let folder = join_lexically(&cwd, config.parent().unwrap_or(Path::new("")));
+                let target = join_lexically(&cwd, Path::new(&p));
+                let rel = relative_path(&target, &folder);
+                out.push_str(&format!(
+                    "path = {}\n",
+                    toml::Value::String(rel.display().to_string())
+                ));
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// `target` relative to the folder `base` (both absolute and folded): `..` for each of base's
+/// components past their common prefix, then the rest of target.
+fn relative_path(target: &Path, base: &Path) -> std::path::PathBuf {
+    let (t, b): (Vec<_>, Vec<_>) = (target.components().collect(), base.components().collect());
+    let common = t.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = std::path::PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c);
+    }
+    out
+}
+
 /// `base` joined with `rel`, with `.` and `..` folded where a named folder precedes them
 /// (lexically: no file system access), so `simulations/../data/x.csv` reads `data/x.csv`.
 fn join_lexically(base: &Path, rel: &Path) -> std::path::PathBuf {
@@ -227,6 +275,23 @@ pub fn exact_lipschitz_k_norm(generator: &GeneratorSpec, loss: &LossSpec) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_written_config_names_its_data_relative_to_itself() {
+        let cwd = std::env::current_dir().unwrap();
+        let text =
+            "seed = 1\n[data]\nsource = \"csv\"\npath = \"data/x.csv\"\n[dpsgd]\npath = \"k\"\n";
+        let out = rebase_data_path(text, Path::new("out/sub/rec.toml"));
+        assert!(out.contains("path = \"../../data/x.csv\"\n"), "{out}");
+        assert!(out.ends_with("[dpsgd]\npath = \"k\"\n"), "{out}");
+        assert_eq!(rebase_data_path(text, Path::new("rec.toml")), text);
+        let abs = cwd.join("elsewhere/rec.toml");
+        assert!(rebase_data_path(text, &abs).contains("path = \"../data/x.csv\""));
+        assert_eq!(
+            relative_path(Path::new("/a/b/c.csv"), Path::new("/a/d/e")),
+            Path::new("../../b/c.csv")
+        );
+    }
 
     #[test]
     fn relative_paths_fold_lexically_onto_the_config_folder() {

@@ -201,7 +201,11 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
         epochs: a.epochs,
     })?;
     print_advice(&advice);
-    let toml = train_config(&advice, a.learning_rate)?;
+    let mut toml = train_config(&advice, a.learning_rate)?;
+    if let Some(p) = &a.write_config {
+        // The data path as the written file reads it: relative to that file's folder.
+        toml = dpsgd_lab::config::rebase_data_path(&toml, p);
+    }
     println!("train config (paste into a file for `dpsgd-lab train --config FILE`):");
     print!("{toml}");
     if let Some(p) = &a.write_config {
