@@ -19,31 +19,52 @@ ArrayLike = npt.ArrayLike
 Config = Mapping[str, Any] | str | PathLike[str]
 
 @overload
-def epsilon(sample_rate: float, steps: int, noise_multiplier: float, delta: float = 1e-5,
+def epsilon(sample_rate: float | None = None, steps: int | None = None,
+            noise_multiplier: float | None = None, delta: float = 1e-5,
             accountant: Accountant = "rdp", details: Literal[False] = False,
-            orders: Sequence[float] | None = None) -> float: ...
+            orders: Sequence[float] | None = None, epochs: float | None = None,
+            batch_size: int | None = None, n: int | None = None,
+            phase: Sequence[str | tuple[float, float, int]] | None = None) -> float: ...
 @overload
-def epsilon(sample_rate: float, steps: int, noise_multiplier: float, delta: float = 1e-5,
+def epsilon(sample_rate: float | None = None, steps: int | None = None,
+            noise_multiplier: float | None = None, delta: float = 1e-5,
             accountant: Accountant = "rdp", *, details: Literal[True],
-            orders: Sequence[float] | None = None) -> dict[str, Any]: ...
-def epsilon(sample_rate: float, steps: int, noise_multiplier: float, delta: float = 1e-5,
+            orders: Sequence[float] | None = None, epochs: float | None = None,
+            batch_size: int | None = None, n: int | None = None,
+            phase: Sequence[str | tuple[float, float, int]] | None = None) -> dict[str, Any]: ...
+def epsilon(sample_rate: float | None = None, steps: int | None = None,
+            noise_multiplier: float | None = None, delta: float = 1e-5,
             accountant: Accountant = "rdp", details: bool = False,
-            orders: Sequence[float] | None = None) -> float | dict[str, Any]:
+            orders: Sequence[float] | None = None, epochs: float | None = None,
+            batch_size: int | None = None, n: int | None = None,
+            phase: Sequence[str | tuple[float, float, int]] | None = None
+            ) -> float | dict[str, Any]:
     """epsilon spent by `steps` Poisson-subsampled Gaussian steps (rate q = sample_rate, noise
     multiplier z) at `delta`: RDP (Mironov et al. 2019; conversion of Balle et al. 2020) or PLD.
-    As `dpsgd-lab privacy epsilon --sample-rate --steps --noise-multiplier --delta`.
+    As `dpsgd-lab privacy epsilon`: `epochs`, `batch_size`, `n` instead of `sample_rate` and
+    `steps` (q = B / N, T = ceil(E N / B)); `phase`, a list of "q=Q,z=Z,steps=T" strings or
+    (q, z, steps) tuples composed in one account, instead of `noise_multiplier` and the length.
     details=True gives the dict of `dpsgd-lab privacy epsilon --json` (order or error, nu_eff)."""
 
 @overload
-def calibrate(sample_rate: float, steps: int, epsilon: float, delta: float = 1e-5,
-              accountant: Accountant = "rdp", details: Literal[False] = False) -> float: ...
+def calibrate(sample_rate: float | None = None, steps: int | None = None,
+              epsilon: float | None = None, delta: float = 1e-5,
+              accountant: Accountant = "rdp", details: Literal[False] = False,
+              epochs: float | None = None, batch_size: int | None = None,
+              n: int | None = None) -> float: ...
 @overload
-def calibrate(sample_rate: float, steps: int, epsilon: float, delta: float = 1e-5,
-              accountant: Accountant = "rdp", *, details: Literal[True]) -> dict[str, Any]: ...
-def calibrate(sample_rate: float, steps: int, epsilon: float, delta: float = 1e-5,
-              accountant: Accountant = "rdp", details: bool = False) -> float | dict[str, Any]:
+def calibrate(sample_rate: float | None = None, steps: int | None = None,
+              epsilon: float | None = None, delta: float = 1e-5,
+              accountant: Accountant = "rdp", *, details: Literal[True],
+              epochs: float | None = None, batch_size: int | None = None,
+              n: int | None = None) -> dict[str, Any]: ...
+def calibrate(sample_rate: float | None = None, steps: int | None = None,
+              epsilon: float | None = None, delta: float = 1e-5,
+              accountant: Accountant = "rdp", details: bool = False,
+              epochs: float | None = None, batch_size: int | None = None,
+              n: int | None = None) -> float | dict[str, Any]:
     """The smallest noise multiplier z (to relative 1e-6, rounded up) reaching (epsilon, delta),
-    as `dpsgd-lab privacy calibrate`."""
+    as `dpsgd-lab privacy calibrate` (with `epochs`, `batch_size`, `n` as its --epochs form)."""
 
 def nu_eff(noise_multiplier: float, sample_rate: float, steps: int, epsilon: float,
            delta: float = 1e-5) -> float:

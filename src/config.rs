@@ -126,6 +126,98 @@ pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     from_toml_str(&text, &path.display().to_string())
 }
 
+impl TrainConfig {
+    /// Reads a train config file; a relative `[data] path` is read from the file's folder
+    /// ([`DataSpec::resolve_against`]).
+    pub fn load(path: &Path) -> Result<TrainConfig> {
+        let mut cfg: TrainConfig = load_toml(path)?;
+        cfg.data.resolve_against(path)?;
+        // The ledger is read from the config's folder too (it need not exist yet to be named).
+        if let Some(b) = cfg.privacy.as_mut()
+            && Path::new(&b.ledger).is_relative()
+        {
+            let folder = path.parent().unwrap_or(Path::new(""));
+            b.ledger = join_lexically(folder, Path::new(&b.ledger))
+                .display()
+                .to_string();
+        }
+        Ok(cfg)
+    }
+}
+
+/// The TOML text of a config about to be written to `config`, its `[data] path` (given relative
+/// to the working directory) rewritten relative to the config file's folder, which is where
+/// [`DataSpec::resolve_against`] reads it from: so a written config works from any directory.
+/// Text without such a line, or with an absolute path, is returned as it is.
+pub fn rebase_data_path(text: &str, config: &Path) -> String {
+    // (table, key) pairs whose value is a path: the data and the privacy ledger.
+    let mut table = String::new();
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with('[') {
+            table = t.to_string();
+        }
+        let key = match table.as_str() {
+            "[data]" => "path",
+            "[privacy]" => "ledger",
+            _ => "",
+        };
+        let given = (!key.is_empty())
+            .then(|| toml::from_str::<toml::Table>(t).ok())
+            .flatten()
+            .and_then(|tb| tb.get(key)?.as_str().map(str::to_string))
+            .filter(|p| Path::new(p).is_relative());
+        match (given, std::env::current_dir()) {
+            (Some(p), Ok(cwd)) => {
+                let folder = join_lexically(&cwd, config.parent().unwrap_or(Path::new("")));
+                let target = join_lexically(&cwd, Path::new(&p));
+                let rel = relative_path(&target, &folder);
+                out.push_str(&format!(
+                    "{key} = {}\n",
+                    toml::Value::String(rel.display().to_string())
+                ));
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// `target` relative to the folder `base` (both absolute and folded): `..` for each of base's
+/// components past their common prefix, then the rest of target.
+fn relative_path(target: &Path, base: &Path) -> std::path::PathBuf {
+    let (t, b): (Vec<_>, Vec<_>) = (target.components().collect(), base.components().collect());
+    let common = t.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = std::path::PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c);
+    }
+    out
+}
+
+/// `base` joined with `rel`, with `.` and `..` folded where a named folder precedes them
+/// (lexically: no file system access), so `simulations/../data/x.csv` reads `data/x.csv`.
+fn join_lexically(base: &Path, rel: &Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in base.components().chain(rel.components()) {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Where a run's data comes from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "source", rename_all = "snake_case")]
@@ -139,6 +231,30 @@ pub enum DataSpec {
 }
 
 impl DataSpec {
+    /// Reads a relative CSV path from the folder of the config file `config` that names it (so
+    /// a config works from any directory), and checks that the file opens; the error says that
+    /// the path came from the config's `[data]` table.
+    pub fn resolve_against(&mut self, config: &Path) -> Result<()> {
+        let DataSpec::Csv(c) = self else {
+            return Ok(());
+        };
+        let given = std::path::PathBuf::from(&c.path);
+        if given.is_relative() {
+            let folder = config.parent().unwrap_or(Path::new(""));
+            c.path = join_lexically(folder, &given).display().to_string();
+        }
+        std::fs::File::open(&c.path).map_err(|e| {
+            Error::Config(format!(
+                "{}: [data] path = {:?} ({}; a relative path is read from the config file's \
+                 folder): {e}",
+                config.display(),
+                given.display().to_string(),
+                c.path
+            ))
+        })?;
+        Ok(())
+    }
+
     /// Builds the data set; `rng` is the data stream and is only used by generators.
     pub fn build(&self, rng: &mut SimRng) -> Result<Dataset> {
         match self {
@@ -162,6 +278,36 @@ pub fn exact_lipschitz_k_norm(generator: &GeneratorSpec, loss: &LossSpec) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_written_config_names_its_data_relative_to_itself() {
+        let cwd = std::env::current_dir().unwrap();
+        let text =
+            "seed = 1\n[data]\nsource = \"csv\"\npath = \"data/x.csv\"\n[dpsgd]\npath = \"k\"\n";
+        let out = rebase_data_path(text, Path::new("out/sub/rec.toml"));
+        assert!(out.contains("path = \"../../data/x.csv\"\n"), "{out}");
+        assert!(out.ends_with("[dpsgd]\npath = \"k\"\n"), "{out}");
+        assert_eq!(rebase_data_path(text, Path::new("rec.toml")), text);
+        let abs = cwd.join("elsewhere/rec.toml");
+        assert!(rebase_data_path(text, &abs).contains("path = \"../data/x.csv\""));
+        assert_eq!(
+            relative_path(Path::new("/a/b/c.csv"), Path::new("/a/d/e")),
+            Path::new("../../b/c.csv")
+        );
+    }
+
+    #[test]
+    fn relative_paths_fold_lexically_onto_the_config_folder() {
+        let j = |b: &str, r: &str| join_lexically(Path::new(b), Path::new(r));
+        assert_eq!(j("simulations", "../data/x.csv"), Path::new("data/x.csv"));
+        assert_eq!(
+            j("simulations/cliplaw", "../../data/x.csv"),
+            Path::new("data/x.csv")
+        );
+        assert_eq!(j("", "./x.csv"), Path::new("x.csv"));
+        assert_eq!(j("", "../x.csv"), Path::new("../x.csv"));
+        assert_eq!(j("/a/b", "../c.csv"), Path::new("/a/c.csv"));
+    }
 
     /// `DpSgdConfig::new` gives a config file's defaults (no projection, the random iterate,
     /// w_0 = 0), and each `with_*` sets its one field.

@@ -92,6 +92,17 @@ impl Dataset {
         }
         Some(m)
     }
+
+    /// The smallest class of 0..m-1 that no label takes, if any (labels must be class
+    /// indices); memory O(n), whatever m is.
+    pub fn first_absent_class(&self, m: usize) -> Option<usize> {
+        let mut labels: Vec<usize> = self.y.iter().map(|&v| v as usize).collect();
+        labels.sort_unstable();
+        labels.dedup();
+        (0..m)
+            .zip(labels.iter().chain(std::iter::repeat(&usize::MAX)))
+            .find_map(|(c, &l)| (c != l).then_some(c))
+    }
 }
 
 impl Dataset {

@@ -31,14 +31,88 @@ use dpsgd::theory::schedules::{TheoremId, TheoryParams, prescribe_listing_missin
 
 use config::{generator_spec, loss_or_logistic};
 
-/// A library error as the CLI prints it (`error: {e:#}` without the prefix) as a ValueError.
+/// A library error as the CLI prints it (`error: {e:#}` without the prefix) as a ValueError,
+/// with the CLI's flags named as this module's keywords (`--std-share` reads `std_share`).
 fn err<E: Into<anyhow::Error>>(e: E) -> PyErr {
     let e: anyhow::Error = e.into();
-    PyValueError::new_err(format!("{e:#}").replace('\n', " "))
+    PyValueError::new_err(keyword_names(&format!("{e:#}").replace('\n', " ")))
 }
 
+/// `text` with every CLI flag `--name-part` written as the Python keyword `name_part`
+/// (`--no-standardize` as `standardize=False`).
+fn keyword_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("--") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let len = after
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+            .unwrap_or(after.len());
+        let name = after[..len].trim_end_matches('-');
+        if name.starts_with(|c: char| c.is_ascii_lowercase()) {
+            match name.strip_prefix("no-") {
+                Some(n) => out.push_str(&format!("{}=False", n.replace('-', "_"))),
+                None => out.push_str(&name.replace('-', "_")),
+            }
+            rest = &after[name.len()..];
+        } else {
+            out.push_str("--");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// (q, T) from the CLI's two forms of a run's length: `sample_rate` and `steps`, or `epochs`,
+/// `batch_size` and `n` (q = B / N, T = ceil(E N / B), as `privacy epsilon --epochs`).
+fn run_shape(
+    sample_rate: Option<f64>,
+    steps: Option<usize>,
+    epochs: Option<f64>,
+    batch_size: Option<usize>,
+    n: Option<usize>,
+) -> PyResult<(f64, usize)> {
+    match (sample_rate, steps, epochs, batch_size, n) {
+        (Some(q), Some(t), None, None, None) => Ok((q, t)),
+        (None, None, Some(e), Some(b), Some(n)) => privacy::steps_from_epochs(e, b, n).map_err(err),
+        _ => Err(value_error(
+            "give sample_rate and steps, or epochs, batch_size and n (q = batch_size / n, \
+             steps = ceil(epochs n / batch_size))",
+        )),
+    }
+}
+
+/// The epochs form's inputs in a details dict, as the CLI's `--json` adds them.
+fn add_epochs(o: &mut serde_json::Value, e: Option<f64>, b: Option<usize>, n: Option<usize>) {
+    if let (Some(e), Some(b), Some(n)) = (e, b, n) {
+        o["epochs"] = serde_json::json!(e);
+        o["batch_size"] = serde_json::json!(b);
+        o["n"] = serde_json::json!(n);
+    }
+}
+
+/// The `phase` keyword's entries: the CLI's "q=Q,z=Z,steps=T" strings or (q, z, steps) tuples.
+fn phases(list: &[Bound<'_, PyAny>]) -> PyResult<Vec<privacy::Phase>> {
+    list.iter()
+        .map(|p| {
+            if let Ok(s) = p.extract::<String>() {
+                s.parse::<privacy::Phase>().map_err(err)
+            } else if let Ok((q, z, steps)) = p.extract::<(f64, f64, usize)>() {
+                Ok(privacy::Phase { q, z, steps })
+            } else {
+                Err(value_error(format!(
+                    "phase entries are \"q=Q,z=Z,steps=T\" strings or (q, z, steps) tuples, not {p}"
+                )))
+            }
+        })
+        .collect()
+}
+
+/// A ValueError of this module's own, CLI flags named as keywords (see [`keyword_names`]).
 fn value_error(msg: impl Into<String>) -> PyErr {
-    PyValueError::new_err(msg.into())
+    PyValueError::new_err(keyword_names(&msg.into()))
 }
 
 /// Any serializable result as plain Python objects (dicts, lists, floats), through JSON as the
@@ -102,31 +176,38 @@ fn x_y<'py>(py: Python<'py>, data: &Dataset) -> PyResult<(Bound<'py, PyAny>, Bou
     Ok((x, y))
 }
 
-/// epsilon(sample_rate, steps, noise_multiplier, delta=1e-5, accountant="rdp", details=False,
-///         orders=None)
+/// epsilon(sample_rate=None, steps=None, noise_multiplier=None, delta=1e-5, accountant="rdp",
+///         details=False, orders=None, epochs=None, batch_size=None, n=None, phase=None)
 ///
 /// The epsilon spent by `steps` compositions of the Poisson-subsampled Gaussian mechanism with
 /// sampling rate q (`sample_rate`, the CLI's `--sample-rate`) and noise multiplier z
 /// (Algorithm 1), at `delta` (default 1e-5, as `train` and `clipnorm recommend`): RDP
 /// (Mironov et al. 2019, with the conversion of Balle et al. 2020) or the PLD accountant
-/// (Koskela et al.; Doroshenko et al. 2022). `orders` replaces the RDP accountant's Renyi
+/// (Koskela et al.; Doroshenko et al. 2022). As the CLI: `epochs`, `batch_size` and `n` instead
+/// of `sample_rate` and `steps` (q = B / N, T = ceil(E N / B)); or `phase`, a list of
+/// "q=Q,z=Z,steps=T" strings or (q, z, steps) tuples composed in one account, instead of
+/// `noise_multiplier` and the run's length. `orders` replaces the RDP accountant's Renyi
 /// orders (default: dp_accounting's grid 1.1..10.9, 11..63, 128..1024). With `details=True`,
 /// the dict `dpsgd-lab privacy epsilon --json` prints.
 #[pyfunction]
-#[pyo3(signature = (sample_rate, steps, noise_multiplier, delta = 1e-5,
-    accountant = "rdp", details = false, orders = None))]
+#[pyo3(signature = (sample_rate = None, steps = None, noise_multiplier = None, delta = 1e-5,
+    accountant = "rdp", details = false, orders = None, epochs = None, batch_size = None,
+    n = None, phase = None))]
 #[allow(clippy::too_many_arguments)]
 fn epsilon<'py>(
     py: Python<'py>,
-    sample_rate: f64,
-    steps: usize,
-    noise_multiplier: f64,
+    sample_rate: Option<f64>,
+    steps: Option<usize>,
+    noise_multiplier: Option<f64>,
     delta: f64,
     accountant: &str,
     details: bool,
     orders: Option<Vec<f64>>,
+    epochs: Option<f64>,
+    batch_size: Option<usize>,
+    n: Option<usize>,
+    phase: Option<Vec<Bound<'py, PyAny>>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (q, z) = (sample_rate, noise_multiplier);
     let kind = AccountantKind::parse(accountant).map_err(err)?;
     let rdp = match (orders, kind) {
         (None, _) => RdpAccountant::default(),
@@ -145,36 +226,57 @@ fn epsilon<'py>(
             return Err(value_error("orders apply to the rdp accountant only"));
         }
     };
+    let run = match (phase, noise_multiplier) {
+        (Some(p), None) if [sample_rate, epochs].iter().all(Option::is_none) => phases(&p)?,
+        (Some(_), _) => {
+            return Err(value_error(
+                "phase replaces noise_multiplier and the run's length (sample_rate and steps, \
+                 or epochs, batch_size and n): give one or the other",
+            ));
+        }
+        (None, Some(z)) => {
+            let (q, steps) = run_shape(sample_rate, steps, epochs, batch_size, n)?;
+            vec![privacy::Phase { q, z, steps }]
+        }
+        (None, None) => return Err(value_error("give noise_multiplier (or phase)")),
+    };
     let r = py
-        .detach(|| privacy::report::EpsilonReport::compute(kind, &rdp, q, steps, z, delta))
+        .detach(|| privacy::report::EpsilonReport::compute_phases(kind, &rdp, &run, delta))
         .map_err(err)?;
     if !details {
         return Ok(PyFloat::new(py, r.epsilon).into_any());
     }
     // The CLI's `privacy epsilon --json` object, built by the same code.
-    let o = r.to_json();
+    let mut o = r.to_json();
+    add_epochs(&mut o, epochs, batch_size, n);
     to_py(py, &o)
 }
 
-/// calibrate(sample_rate, steps, epsilon, delta=1e-5, accountant="rdp", details=False)
+/// calibrate(sample_rate=None, steps=None, epsilon=None, delta=1e-5, accountant="rdp",
+///           details=False, epochs=None, batch_size=None, n=None)
 ///
 /// The smallest noise multiplier z whose `steps` Poisson-subsampled Gaussian steps at rate
-/// q = `sample_rate` spend at most (epsilon, delta) by the accountant. With `details=True`, the
-/// dict of `dpsgd-lab privacy calibrate --json` (epsilon_achieved, nu_eff of Thm 3.4) without
-/// timing.
+/// q = `sample_rate` spend at most (epsilon, delta) by the accountant; as the CLI, `epochs`,
+/// `batch_size` and `n` instead of `sample_rate` and `steps`. With `details=True`, the dict of
+/// `dpsgd-lab privacy calibrate --json` (epsilon_achieved, nu_eff of Thm 3.4) without timing.
 #[pyfunction]
-#[pyo3(signature = (sample_rate, steps, epsilon, delta = 1e-5, accountant = "rdp",
-    details = false))]
+#[pyo3(signature = (sample_rate = None, steps = None, epsilon = None, delta = 1e-5,
+    accountant = "rdp", details = false, epochs = None, batch_size = None, n = None))]
+#[allow(clippy::too_many_arguments)]
 fn calibrate<'py>(
     py: Python<'py>,
-    sample_rate: f64,
-    steps: usize,
-    epsilon: f64,
+    sample_rate: Option<f64>,
+    steps: Option<usize>,
+    epsilon: Option<f64>,
     delta: f64,
     accountant: &str,
     details: bool,
+    epochs: Option<f64>,
+    batch_size: Option<usize>,
+    n: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let q = sample_rate;
+    let epsilon = epsilon.ok_or_else(|| value_error("give epsilon, the target epsilon > 0"))?;
+    let (q, steps) = run_shape(sample_rate, steps, epochs, batch_size, n)?;
     let kind = AccountantKind::parse(accountant).map_err(err)?;
     let cal = py
         .detach(|| privacy::calibrate(kind, q, steps, epsilon, delta))
@@ -185,21 +287,20 @@ fn calibrate<'py>(
     }
     let achieved = cal.achieved.epsilon;
     let nu = privacy::nu_eff(z, q, steps, epsilon, delta).map_err(err)?;
-    to_py(
-        py,
-        &serde_json::json!({
-            "accountant": cal.achieved.label(),
-            "rdp_fallback": cal.achieved.by != kind,
-            "note": cal.achieved.note,
-            "epsilon": epsilon,
-            "epsilon_achieved": achieved,
-            "delta": delta,
-            "sample_rate": q,
-            "steps": steps,
-            "noise_multiplier": z,
-            "nu_eff": nu,
-        }),
-    )
+    let mut o = serde_json::json!({
+        "accountant": cal.achieved.label(),
+        "rdp_fallback": cal.achieved.by != kind,
+        "note": cal.achieved.note,
+        "epsilon": epsilon,
+        "epsilon_achieved": achieved,
+        "delta": delta,
+        "sample_rate": q,
+        "steps": steps,
+        "noise_multiplier": z,
+        "nu_eff": nu,
+    });
+    add_epochs(&mut o, epochs, batch_size, n);
+    to_py(py, &o)
 }
 
 /// nu_eff(noise_multiplier, sample_rate, steps, epsilon, delta=1e-5)
@@ -307,14 +408,14 @@ fn schedule<'py>(
     let phi_v = match (g("phi"), inputs) {
         (Some(_), _) if any_given => {
             return Err(value_error(
-                "give either --phi or all of --n --d --eps --delta --nu, not both",
+                "give either --phi or all of --n --d --epsilon --delta --nu, not both",
             ));
         }
         (Some(v), None) => v,
         (None, Some(p)) => dpsgd::theory::phi::phi(&p).map_err(err)?,
         _ => {
             return Err(value_error(
-                "phi is missing: give --phi, or all of --n --d --eps --delta --nu (Eq. 1)",
+                "phi is missing: give --phi, or all of --n --d --epsilon --delta --nu (Eq. 1)",
             ));
         }
     };

@@ -9,6 +9,7 @@ import tempfile
 import json
 import os
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -92,3 +93,17 @@ def cli_text():
         return p.stdout
 
     return run
+
+
+@pytest.fixture
+def keywords():
+    """The CLI's message as Python raises it: each flag `--name-part` as the keyword
+    `name_part` (`--no-name` as `name=False`)."""
+    def named(msg):
+        def one(m):
+            name = m.group(1).rstrip("-")
+            if name.startswith("no-"):
+                return name[3:].replace("-", "_") + "=False" + m.group(1)[len(name):]
+            return name.replace("-", "_") + m.group(1)[len(name):]
+        return re.sub(r"--([a-z][a-z0-9-]*)", one, msg)
+    return named

@@ -3,6 +3,7 @@
 import inspect
 import re
 
+import numpy as np
 import pytest
 
 import dpsgd_lab as dl
@@ -95,3 +96,41 @@ def test_the_stubs_name_the_same_parameters(root):
             got = [p.split(":")[0].split("=")[0].strip() for p in s.split(",")]
             got = [g for g in got if g and g not in ("*", "/")]
             assert got == want, (name, got, want)
+
+
+# CLI flags with no keyword of their own: the output format and help.
+CLI_ONLY = {"json", "help"}
+
+
+@pytest.mark.parametrize("func,sub", CASES[:2], ids=["epsilon", "calibrate"])
+def test_every_cli_flag_has_its_keyword(cli_text, func, sub):
+    """The other direction: each flag of `privacy epsilon` / `privacy calibrate` (epochs,
+    batch_size, n, phase included) is a keyword of the Python function."""
+    params = inspect.signature(func).parameters
+    missing = [f for f in cli_options(cli_text(*sub, "--help"))
+               if f not in CLI_ONLY and f not in params]
+    assert not missing, f"{func.__name__} lacks the keywords {missing} of `dpsgd-lab {' '.join(sub)}`"
+
+
+def test_epochs_and_phases_equal_the_cli():
+    want = dl.epsilon(sample_rate=256 / 60000, steps=7032, noise_multiplier=1.1)
+    assert dl.epsilon(epochs=30, batch_size=256, n=60000, noise_multiplier=1.1) == want
+    z = dl.calibrate(epochs=30, batch_size=256, n=60000, epsilon=2.0)
+    assert z == dl.calibrate(sample_rate=256 / 60000, steps=7032, epsilon=2.0)
+    two = dl.epsilon(phase=["q=0.01,z=1.0,steps=1000", (0.02, 0.8, 500)])
+    assert two == dl.epsilon(phase=[(0.01, 1.0, 1000), "q=0.02,z=0.8,steps=500"])
+    assert two > dl.epsilon(0.01, 1000, 1.0)
+    with pytest.raises(ValueError, match="sample_rate and steps, or epochs, batch_size and n"):
+        dl.epsilon(epochs=30, batch_size=256, noise_multiplier=1.1)
+    with pytest.raises(ValueError, match="phase replaces noise_multiplier"):
+        dl.epsilon(0.01, 1000, 1.0, phase=["q=0.01,z=1.0,steps=1000"])
+
+
+def test_value_errors_use_keyword_names():
+    """The library's messages name CLI flags; Python's ValueError names keywords."""
+    with pytest.raises(ValueError) as e:
+        dl.epsilon(epochs=0.5, batch_size=256, n=100, noise_multiplier=1.1)
+    assert "--" not in str(e.value), str(e.value)
+    with pytest.raises(ValueError) as e:
+        dl.recommend_clip_norm(np.ones((20, 2)), np.zeros(20), epsilon=2.0, std_share=2.0)
+    assert "std_share" in str(e.value) and "--std-share" not in str(e.value), str(e.value)

@@ -38,8 +38,8 @@ def cli_message(cli, *args):
     (("theory", "phi", "--n", 100, "--d", 10, "--eps", 1, "--delta", 1e-5, "--nu=-1"),
      lambda: dl.phi(100, 10, 1.0, 1e-5, -1.0)),
 ])
-def test_errors_are_the_clis(cli, args, call):
-    want = cli_message(cli, *args)
+def test_errors_are_the_clis(cli, keywords, args, call):
+    want = keywords(cli_message(cli, *args))
     with pytest.raises(ValueError) as e:
         call()
     assert str(e.value) == want

@@ -66,7 +66,7 @@ def test_recommend_clip_norm_brackets_the_minimum_and_spends_the_budget():
     assert r["batch_size"] == 50 and r["steps"] == 30 * 10
     with pytest.raises(ValueError, match="share"):
         dl.recommend_clip_norm(per_sample_norms=norms, epsilon=0.2, lo=1.0, hi=50.0)
-    with pytest.raises(ValueError, match="give --lo and --hi"):
+    with pytest.raises(ValueError, match="give lo and hi"):
         dl.recommend_clip_norm(per_sample_norms=norms, epsilon=2.0, lo=1.0)
 
 

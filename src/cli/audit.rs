@@ -14,10 +14,15 @@ pub struct AuditArgs {
     #[arg(long = "sample-rate", visible_alias = "q")]
     pub q: f64,
     /// Number of DP-SGD steps T per trial.
-    #[arg(long)]
+    #[arg(long, visible_alias = "T")]
     pub steps: usize,
     /// Claimed epsilon: the noise multiplier is calibrated to it with --accountant.
-    #[arg(long, conflicts_with = "z", required_unless_present = "z")]
+    #[arg(
+        long,
+        visible_alias = "eps",
+        conflicts_with = "z",
+        required_unless_present = "z"
+    )]
     pub epsilon: Option<f64>,
     /// Noise multiplier z instead of --epsilon.
     #[arg(long = "noise-multiplier", visible_alias = "z")]

@@ -39,7 +39,7 @@ pub fn text(summaries: &[CliplawSummary]) -> String {
             let law = |l: &Option<cliplaw::analysis::Law>| {
                 l.as_ref().map_or("-".to_string(), |l| {
                     format!(
-                        "{} [{}, {}] {:?}",
+                        "{} [{}, {}] {}",
                         fixed(l.slope, 3),
                         fixed(l.lo, 3),
                         fixed(l.hi, 3),

@@ -1,6 +1,6 @@
 //! `dpsgd-lab clipnorm --config simulations/clipnorm_digits.toml [--quick] [--resume]`: the
 //! clip-norm study of Section 5.2 (Figure 1, Tables 3-7) on one data set, with the methods
-//! comparison of issue 16; `dpsgd-lab clipnorm recommend --csv FILE --label COL --epsilon E`:
+//! comparison with adaptive and automatic clipping; `dpsgd-lab clipnorm recommend --csv FILE --label COL --epsilon E`:
 //! the recommended clip norm in one line.
 
 use std::path::PathBuf;
@@ -126,7 +126,7 @@ pub struct RecommendArgs {
     #[arg(long)]
     pub label: String,
     /// Total privacy budget epsilon (RNMM + DP-SGD).
-    #[arg(long)]
+    #[arg(long, visible_alias = "eps")]
     pub epsilon: f64,
     /// delta of DP-SGD's (epsilon, delta) guarantee (RNMM is pure DP).
     #[arg(long, default_value_t = 1e-5)]
@@ -140,7 +140,7 @@ pub struct RecommendArgs {
     #[arg(long)]
     pub share: Option<f64>,
     /// DP-SGD steps T. Default: 30 epochs of round(n / B) steps, as in the study.
-    #[arg(long, conflicts_with = "epochs")]
+    #[arg(long, conflicts_with = "epochs", visible_alias = "T")]
     pub steps: Option<usize>,
     /// DP-SGD epochs E instead of --steps: T = ceil(E n / B), n the training rows.
     #[arg(long)]
@@ -273,7 +273,11 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
         epochs: a.epochs,
     })?;
     print_advice(&advice);
-    let toml = train_config(&advice)?;
+    let mut toml = train_config(&advice)?;
+    if let Some(p) = &a.write_config {
+        // The data and ledger paths as the written file reads them: relative to its folder.
+        toml = dpsgd_lab::config::rebase_data_path(&toml, p);
+    }
     println!("train config (paste into a file for `dpsgd-lab train --config FILE`):");
     print!("{toml}");
     if let Some(p) = &a.write_config {
@@ -401,7 +405,8 @@ pub fn run(args: &ClipnormArgs) -> Result<()> {
     let Some(config) = &args.config else {
         bail!("clipnorm needs --config FILE (the study), or the subcommand `recommend`");
     };
-    let cfg: StudyConfig = load_toml(config)?;
+    let mut cfg: StudyConfig = load_toml(config)?;
+    cfg.data.resolve_against(config)?;
     let out = args
         .out
         .clone()

@@ -29,7 +29,7 @@ pub struct LowerBoundArgs {
     #[arg(long)]
     pub k: f64,
     /// Privacy parameter epsilon.
-    #[arg(long)]
+    #[arg(long = "epsilon", visible_alias = "eps")]
     pub eps: f64,
     /// Privacy parameter delta < exp(-eps^2).
     #[arg(long)]

@@ -44,7 +44,7 @@ pub struct RunShape {
     )]
     pub q: Option<f64>,
     /// Number of steps T (with --sample-rate).
-    #[arg(long, requires = "q")]
+    #[arg(long, requires = "q", visible_alias = "T")]
     pub steps: Option<usize>,
     /// Epochs E, instead of --sample-rate/--steps: T = ceil(E N / B) (with --batch-size, --n).
     #[arg(long, group = "form", requires_all = ["batch_size", "n"])]
@@ -86,6 +86,21 @@ impl RunShape {
     }
 }
 
+/// A warning on stderr when delta >= 1/n: at that delta, "releasing one whole row at random"
+/// is (0, delta)-DP, so the guarantee says little (take delta well below 1/n).
+fn warn_delta(delta: f64, n: Option<usize>) {
+    if let Some(n) = n
+        && delta >= 1.0 / n as f64
+    {
+        eprintln!(
+            "warning: delta = {} >= 1/n = {}: a mechanism that publishes one random row outright \
+             meets this delta, so the guarantee says little; take delta well below 1/n",
+            f(delta),
+            f(1.0 / n as f64)
+        );
+    }
+}
+
 /// Epsilon of a run: one phase (q, T, z), or several `--phase` composed in one account.
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("form").required(true)))]
@@ -120,7 +135,7 @@ pub struct EpsilonArgs {
 #[command(group(ArgGroup::new("form").required(true)))]
 pub struct CalibrateArgs {
     /// Target epsilon > 0.
-    #[arg(long)]
+    #[arg(long, visible_alias = "eps")]
     pub epsilon: f64,
     /// Target delta in (0, 1).
     #[arg(long, default_value = DEFAULT_DELTA)]
@@ -138,7 +153,7 @@ pub struct CalibrateArgs {
 #[derive(Debug, Args)]
 pub struct ZcdpArgs {
     /// epsilon > 0 of the (epsilon, delta)-DP guarantee.
-    #[arg(long)]
+    #[arg(long, visible_alias = "eps")]
     pub epsilon: f64,
     /// delta in (0, 1) of the (epsilon, delta)-DP guarantee.
     #[arg(long, default_value = DEFAULT_DELTA)]
@@ -181,6 +196,7 @@ pub fn run(args: &PrivacyArgs) -> Result<()> {
 
 fn epsilon(a: &EpsilonArgs) -> Result<()> {
     let kind = AccountantKind::parse(&a.accountant)?;
+    warn_delta(a.delta, a.shape.n);
     let (phases, derived) = if a.phase.is_empty() {
         let (q, steps, derived) = a.shape.resolve()?;
         let z = a.z.unwrap_or(f64::NAN);
@@ -206,10 +222,22 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
     let (how, detail) = match (r.order, &r.pld) {
         (Some(ord), _) => ("RDP".to_string(), format!("optimal RDP order {ord}")),
         (_, Some((p, lower))) => {
-            let lower = lower.map_or("none (no PLD grid fits)".to_string(), f);
+            let lower_text = lower.map_or("none (no PLD grid fits)".to_string(), f);
             match p.grid {
+                // A lower bound of 0 says nothing: say why instead of printing it.
+                Some(g) if lower.is_some_and(|l| l <= 0.0) => (
+                    "PLD upper; no informative lower bound".to_string(),
+                    format!(
+                        "PLD discretization h = {}, error estimate {:.2e}; the certified lower \
+                         bound rounds every step's loss down to the grid, which costs up to \
+                         T h / 2 = {} here, more than epsilon itself, so it is 0",
+                        f(g.discretization),
+                        p.error,
+                        f(r.steps as f64 * g.discretization / 2.0)
+                    ),
+                ),
                 Some(g) => (
-                    format!("PLD upper; certified lower {lower}"),
+                    format!("PLD upper; certified lower {lower_text}"),
                     format!(
                         "PLD discretization h = {}, error estimate {:.2e}; the lower bound rounds \
                          every step's loss down to the grid, so it lies about T h / 2 = {} below the true epsilon",
@@ -219,7 +247,7 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
                     ),
                 ),
                 None => (
-                    format!("RDP fallback of the PLD accountant; PLD certified lower {lower}"),
+                    format!("RDP fallback of the PLD accountant; PLD certified lower {lower_text}"),
                     String::new(),
                 ),
             }
@@ -267,6 +295,7 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
 
 fn calibrate(a: &CalibrateArgs) -> Result<()> {
     let kind = AccountantKind::parse(&a.accountant)?;
+    warn_delta(a.delta, a.shape.n);
     let (q, steps, derived) = a.shape.resolve()?;
     let start = std::time::Instant::now();
     let cal = dpsgd_lab::privacy::calibrate(kind, q, steps, a.epsilon, a.delta)?;

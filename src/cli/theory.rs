@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use dpsgd_lab::config::{TrainConfig, load_toml};
+use dpsgd_lab::config::TrainConfig;
 use dpsgd_lab::dpsgd::{DpSgdConfig, Projection};
 use dpsgd_lab::rng::{Purpose, stream};
 use dpsgd_lab::theory::alpha::{
@@ -68,7 +68,7 @@ pub struct PrivacyArgs {
     #[arg(long)]
     pub d: Option<f64>,
     /// Privacy epsilon.
-    #[arg(long)]
+    #[arg(long = "epsilon", visible_alias = "eps")]
     pub eps: Option<f64>,
     /// Privacy delta.
     #[arg(long)]
@@ -84,7 +84,7 @@ pub struct ScheduleArgs {
     /// Theorem: 5.4, H.1, I.1, 6.2, J.1, 6.5, K.1, 6.8, N.1, 6.6, L.1 or I.3.
     #[arg(long)]
     pub theorem: String,
-    /// phi of Eq. (1) (alternatively give --n --d --eps --delta --nu).
+    /// phi of Eq. (1) (alternatively give --n --d --epsilon --delta --nu).
     #[arg(long)]
     pub phi: Option<f64>,
     #[command(flatten)]
@@ -129,13 +129,13 @@ pub struct ScheduleArgs {
     #[arg(long)]
     pub tau: Option<f64>,
     /// Number of steps T (full Appendix versions only).
-    #[arg(long = "T")]
+    #[arg(long, visible_alias = "T")]
     pub steps: Option<f64>,
     /// The unstated Omega(.) constant of the lower bounds L.1 / I.3.
     #[arg(long)]
     pub c_lower: Option<f64>,
     /// Also print a ready-to-run [dpsgd] TOML table for `dpsgd-lab train` with this expected
-    /// batch size b (needs --n --d --eps --delta --nu, so that the noise matches phi).
+    /// batch size b (needs --n --d --epsilon --delta --nu, so that the noise matches phi).
     #[arg(long)]
     pub dpsgd_toml: Option<f64>,
     /// Print one JSON object on the last line.
@@ -148,7 +148,7 @@ pub struct ScheduleArgs {
 pub struct PhiArgs {
     #[command(flatten)]
     pub privacy: PrivacyArgs,
-    /// Target phi: with it, leave out exactly one of --n or --eps, which is solved for.
+    /// Target phi: with it, leave out exactly one of --n or --epsilon, which is solved for.
     #[arg(long)]
     pub phi: Option<f64>,
     /// Print one JSON object on the last line.
@@ -190,12 +190,12 @@ fn schedule(a: &ScheduleArgs) -> Result<()> {
     let inputs = full_inputs(&a.privacy);
     let phi_v = match (a.phi, inputs) {
         (Some(_), _) if any_given(&a.privacy) => {
-            bail!("give either --phi or all of --n --d --eps --delta --nu, not both")
+            bail!("give either --phi or all of --n --d --epsilon --delta --nu, not both")
         }
         (Some(v), None) => v,
         (None, Some(p)) => phi(&p)?,
         (None, None) => {
-            bail!("phi is missing: give --phi, or all of --n --d --eps --delta --nu (Eq. 1)")
+            bail!("phi is missing: give --phi, or all of --n --d --epsilon --delta --nu (Eq. 1)")
         }
         (Some(_), Some(_)) => unreachable!(),
     };
@@ -223,7 +223,7 @@ fn schedule(a: &ScheduleArgs) -> Result<()> {
     print_prescription(&p);
     if let Some(b) = a.dpsgd_toml {
         let Some(inp) = inputs else {
-            bail!("--dpsgd-toml needs --n --d --eps --delta --nu (the noise must match phi)");
+            bail!("--dpsgd-toml needs --n --d --epsilon --delta --nu (the noise must match phi)");
         };
         let projection = match (id.full_version(), a.d_w) {
             (TheoremId::I1, Some(dw)) => Projection::L2Ball { radius: dw / 2.0 },
@@ -348,7 +348,7 @@ fn phi_cmd(a: &PhiArgs) -> Result<()> {
             solved_for: "epsilon",
         },
         _ => bail!(
-            "give --n and --eps (to compute phi), or --phi with exactly one of --n / --eps \
+            "give --n and --epsilon (to compute phi), or --phi with exactly one of --n / --epsilon \
              (to solve for the other)"
         ),
     };
@@ -382,7 +382,7 @@ struct AlphaOut {
 }
 
 fn alpha_cmd(a: &AlphaArgs) -> Result<()> {
-    let cfg: TrainConfig = load_toml(&a.config)?;
+    let cfg = TrainConfig::load(&a.config)?;
     let data = cfg
         .data
         .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;

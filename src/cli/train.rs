@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 
-use dpsgd_lab::config::{DataSpec, TrainConfig, load_toml};
+use dpsgd_lab::config::{DataSpec, TrainConfig};
 use dpsgd_lab::dpsgd::{AccountantKind, NoiseSpec};
 use dpsgd_lab::error::fmt_num;
 use dpsgd_lab::train::{ReportOptions, train_config};
@@ -46,7 +46,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         .as_deref()
         .map(AccountantKind::parse)
         .transpose()?;
-    let mut cfg: TrainConfig = load_toml(&args.config)?;
+    let mut cfg = TrainConfig::load(&args.config)?;
     if let Some(s) = args.seed {
         cfg.seed = s;
     }

@@ -16,6 +16,9 @@ pub struct VerifyArgs {
     /// Folder of the specs (every *.toml with a [sweep] table).
     #[arg(long, default_value = "simulations")]
     pub specs: PathBuf,
+    /// Print every column of the table (as in report.md) instead of the compact one.
+    #[arg(long)]
+    pub wide: bool,
     #[command(flatten)]
     pub batch: BatchArgs,
 }
@@ -40,6 +43,11 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
     })?;
     let wall = start.elapsed().as_secs_f64();
     let mut md = format!("# dpsgd-lab verify ({} scale)\n\n", b.scale_word());
+    if let Some(o) = &b.only {
+        md.push_str(&format!(
+            "Only the specs whose name contains `{o}` (`verify --only {o}`).\n\n"
+        ));
+    }
     md.push_str(&report::legend());
     md.push('\n');
     md.push_str(&report::theorem_summary(&summaries));
@@ -61,20 +69,48 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
             experiment::relative(&out, &plots.join(format!("{}.png", s.spec)))
         ));
     }
+    md.push_str(&report::one_line_summary(&summaries));
+    md.push('\n');
     std::fs::create_dir_all(&out)?;
-    std::fs::write(out.join("report.md"), &md)?;
+    let report_file = out.join(report_name(b.only.as_deref()));
+    std::fs::write(&report_file, &md)?;
     if b.json {
         println!("{}", super::json::to_string(&summaries)?);
     } else {
-        print!("{}", report::text_table(&rows));
+        if args.wide {
+            print!("{}", report::text_table(&rows));
+        } else {
+            print!("{}", report::compact_table(&summaries));
+        }
         println!(
-            "wrote {}/report.md and {} plots into {} in {wall:.1} s",
-            out.display(),
+            "wrote {} and {} plots into {} in {wall:.1} s{}",
+            report_file.display(),
             summaries.len(),
-            plots.display()
+            plots.display(),
+            if b.only.is_some() {
+                " (report.md, the combined report of a full run, is left as it was)"
+            } else {
+                ""
+            }
         );
+        println!("{}", report::one_line_summary(&summaries));
     }
     violation_exit(&summaries)
+}
+
+/// The combined report's file name: report.md, or report-only-NAME.md for `--only NAME`, so
+/// that a partial run never overwrites the combined report of a full one.
+fn report_name(only: Option<&str>) -> String {
+    match only {
+        Some(o) => format!(
+            "report-only-{}.md",
+            o.replace(
+                |c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-',
+                "_"
+            )
+        ),
+        None => "report.md".into(),
+    }
 }
 
 /// An error (exit code 2) when any series is a VIOLATION, so that scripts and CI can rely on

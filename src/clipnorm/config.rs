@@ -45,7 +45,7 @@ pub struct StudyConfig {
     /// Overrides applied by `--quick`.
     #[serde(default)]
     pub quick: QuickSpec,
-    /// The methods compared with the paper's advice (issue 16): adaptive quantile clipping,
+    /// The methods compared with the paper's advice: adaptive quantile clipping,
     /// automatic clipping, the default tau = 1. Omitted: not run (only the grid and RNMM).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub methods: Option<MethodsSpec>,
@@ -66,7 +66,7 @@ pub struct MethodsSpec {
     /// The count noise sigma_b as a fraction of the expected batch size (Andrew et al.: b / 20).
     #[serde(default = "default_count_noise")]
     pub adaptive_count_noise: f64,
-    /// A second adaptive arm (issue 36) whose count noise takes this share s in (0, 1) of each
+    /// A second adaptive arm whose count noise takes this share s in (0, 1) of each
     /// step's privacy instead: sigma_b = z / (2 sqrt(s)), so (2 sigma_b)^-2 = s z^-2 and
     /// sigma_grad = z / sqrt(1 - s) (Andrew et al. 2021, Theorem 1;
     /// [`super::methods::count_noise_for_share`]). Absent: no second arm.

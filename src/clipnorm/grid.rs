@@ -129,14 +129,14 @@ pub enum Group {
     Baseline,
     /// DP-SGD with tau from RNMM (Table 3).
     Rnmm,
-    /// DP-SGD at the common default clip norm (tau = 1, Opacus's tutorials; issue 16), when the
+    /// DP-SGD at the common default clip norm (tau = 1, Opacus's tutorials), when the
     /// grid does not hold it. Written "default" in the results file.
     #[serde(rename = "default")]
     DefaultTau,
     /// Adaptive quantile clipping (Andrew et al. 2021); `tau_idx` indexes the target quantiles.
     Adaptive,
-    /// Adaptive quantile clipping whose count noise takes a fixed share of each step's privacy
-    /// (issue 36); `tau_idx` indexes the target quantiles.
+    /// Adaptive quantile clipping whose count noise takes a fixed share of each step's privacy;
+    /// `tau_idx` indexes the target quantiles.
     AdaptiveShare,
     /// Automatic clipping (Bu et al. 2023).
     Automatic,

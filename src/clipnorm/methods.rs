@@ -1,4 +1,4 @@
-//! The paper's clip-norm advice head to head with what practitioners use instead (issue 16):
+//! The paper's clip-norm advice head to head with what practitioners use instead:
 //! adaptive quantile clipping (Andrew et al. 2021), automatic clipping (Bu et al. 2023), the
 //! common default tau = 1, and the best fixed tau in hindsight (the oracle). Every method spends
 //! the same total (epsilon, delta):
@@ -14,7 +14,7 @@
 //!   calibrated to (epsilon, delta) and sigma_grad = (z^-2 - (2 sigma_b)^-2)^(-1/2)
 //!   ([`adaptive_noise_split`]). The count takes the share z^2 / (2 sigma_b)^2 of the step's
 //!   privacy ([`adaptive_count_share`]); a second arm fixes that share instead of sigma_b
-//!   ([`count_noise_for_share`], issue 36).
+//!   ([`count_noise_for_share`]).
 //!
 //! eta is tuned over the same grid for every method, with the same runs and common random
 //! numbers (batches and gradient noise of run r are shared by all methods).

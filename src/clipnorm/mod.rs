@@ -80,7 +80,7 @@ pub struct StudyOutcome {
     pub files: Vec<String>,
     /// Wall-clock seconds this invocation took.
     pub wall_time_s: f64,
-    /// The clip-norm methods head to head (issue 16), when `[methods]` is configured.
+    /// The clip-norm methods head to head, when `[methods]` is configured.
     pub methods: Option<MethodComparison>,
     /// Every record, by cell id.
     #[serde(skip)]
@@ -507,7 +507,7 @@ fn write_outputs(
     Ok(files)
 }
 
-/// The methods comparison (issue 16) as Markdown, JSON and a figure (PNG and SVG, unless
+/// The methods comparison as Markdown, JSON and a figure (PNG and SVG, unless
 /// disabled), beside the study's own files; returns the files written.
 fn write_comparison(
     study: &Study,

@@ -9,7 +9,10 @@ use super::probability::NO_POWER;
 use super::probability::Probability;
 use super::results::{CellResult, ReplicateResult};
 use super::spec::fmt_k;
-use super::verdict::{BAND, DO_NOTHING, Role, SeriesSummary, SpecSummary, cell_mean, reps_of, sig};
+use super::verdict::{
+    BAND, DO_NOTHING, Informative, Rate, Role, SeriesSummary, SpecSummary, Tightness, Verdict,
+    cell_mean, reps_of, sig,
+};
 
 pub(crate) fn fmt_fit(f: &Option<Fit>) -> String {
     match f {
@@ -99,7 +102,7 @@ pub fn table_rows(s: &SpecSummary) -> Vec<[String; COLS]> {
                 fmt_range(x.do_nothing_ratio),
                 fmt_range(x.clipped),
                 fmt_probability(&x.probability),
-                x.verdict.to_string(),
+                verdict_cell(x),
             ]
         })
         .collect()
@@ -120,7 +123,7 @@ not moving at all meets it, so no rate is stated for it.\n\
 - **OR / risk0**: range of mean risk / mean do-nothing risk: near 1 the run has barely moved.\n\
 - **clipped**: range of the fraction of sampled per-sample gradients that were clipped. Near 0 the clip norm never binds and the slope is that of the schedule's tau(phi) phi.\n\
 - **P(OR <= bound)**: at the smallest phi, data sets whose risk is under their bound, 95% Clopper-Pearson interval, against the theorem's probability; \
-SHORT when the interval's upper end is below it, (no power) when every risk is below {NO_POWER} of its bound.\n\
+SHORT when the interval's upper end is below it (also shown in the verdict column and the per-theorem summary), (no power) when every risk is below {NO_POWER} of its bound.\n\
 - **verdict** (upper bounds): 'attains the bound's rate' (interval contains the predicted exponent), 'faster than the bound' (interval above), \
 'slower than the bound (pre-asymptotic)' (interval below), each only where the bound is informative; 'no rate claim' otherwise; \
 'a do-nothing algorithm earns the same' when the do-nothing risk's interval gives the same rate. \
@@ -143,6 +146,9 @@ pub fn theorem_summary(summaries: &[SpecSummary]) -> String {
             if v.ends_with(DO_NOTHING) {
                 class.push_str(", which a do-nothing algorithm earns too");
             }
+            if is_short(x) {
+                class.push_str(", SHORT");
+            }
             let who = format!("{} {}", s.spec, x.label);
             by.entry(format!("Thm {}", s.theorem))
                 .or_default()
@@ -164,20 +170,25 @@ pub fn theorem_summary(summaries: &[SpecSummary]) -> String {
     out
 }
 
-/// Plain-text table with aligned columns.
+/// Plain-text table with aligned columns (every column: `verify --wide`).
 pub fn text_table(rows: &[[String; COLS]]) -> String {
-    let mut w = TABLE_HEADER.map(|h| h.len());
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.to_vec()).collect();
+    aligned(&TABLE_HEADER, &rows)
+}
+
+/// Columns padded to their widest cell, two spaces apart; the last column is not padded.
+fn aligned(header: &[&str], rows: &[Vec<String>]) -> String {
+    let last = header.len() - 1;
+    let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            if i < COLS - 1 {
-                w[i] = w[i].max(c.chars().count());
-            }
+        for (i, c) in r.iter().enumerate().take(last) {
+            w[i] = w[i].max(c.chars().count());
         }
     }
     let mut out = String::new();
-    let line = |cells: Vec<&str>, out: &mut String| {
+    let mut line = |cells: &[&str]| {
         for (i, c) in cells.iter().enumerate() {
-            if i < COLS - 1 {
+            if i < last {
                 let _ = write!(out, "{:<width$}  ", c, width = w[i]);
             } else {
                 let _ = write!(out, "{c}");
@@ -185,11 +196,103 @@ pub fn text_table(rows: &[[String; COLS]]) -> String {
         }
         out.push('\n');
     };
-    line(TABLE_HEADER.to_vec(), &mut out);
+    line(header);
     for r in rows {
-        line(r.iter().map(|s| s.as_str()).collect(), &mut out);
+        line(&r.iter().map(|s| s.as_str()).collect::<Vec<_>>());
     }
     out
+}
+
+/// The compact table's header (`verify`'s default terminal output, about 110 columns).
+pub const COMPACT_HEADER: [&str; 5] =
+    ["  series", "pred.", "slope [95% CI]", "OR/bound", "verdict"];
+
+/// The terminal's default table: one heading line per spec, then per series its predicted
+/// exponent, smallest-decade slope, max OR / bound (lower bounds: min) and the verdict in a few
+/// words (SHORT added where the probability statement fails). The full table is in report.md
+/// and behind `verify --wide`.
+pub fn compact_table(summaries: &[SpecSummary]) -> String {
+    let mut out = String::new();
+    for s in summaries {
+        let _ = writeln!(out, "{} (Thm {}; risk {})", s.spec, s.theorem, s.risk);
+        let rows: Vec<Vec<String>> = s
+            .series
+            .iter()
+            .map(|x| {
+                let mut v = x.verdict.word();
+                if is_short(x) {
+                    v.push_str("; SHORT");
+                }
+                vec![
+                    format!("  {}", x.label),
+                    format!("{:.3}", x.predicted),
+                    fmt_fit(&x.decade),
+                    match (x.role, x.max_ratio, x.min_ratio) {
+                        (Role::Lower, _, Some(r)) => format!("min {r:.2}"),
+                        (_, Some(r), _) => format!("{r:.3}"),
+                        _ => "-".into(),
+                    },
+                    v,
+                ]
+            })
+            .collect();
+        out.push_str(&aligned(&COMPACT_HEADER, &rows));
+    }
+    out
+}
+
+/// True when the series' probability statement over data sets fails (SHORT).
+fn is_short(x: &SeriesSummary) -> bool {
+    x.probability.as_ref().is_some_and(|p| p.short())
+}
+
+/// The verdict cell of the full table: the verdict, and SHORT where the probability statement
+/// over data sets fails.
+fn verdict_cell(x: &SeriesSummary) -> String {
+    let mut v = x.verdict.to_string();
+    if is_short(x) {
+        v.push_str(SHORT_NOTE);
+    }
+    v
+}
+
+/// What a SHORT verdict cell adds.
+pub const SHORT_NOTE: &str = "; SHORT: P(OR <= bound) below the theorem's probability";
+
+/// One line over every series: bounds held / VIOLATED / SHORT / informative / rates stated,
+/// then the lower bounds and ablations.
+pub fn one_line_summary(summaries: &[SpecSummary]) -> String {
+    let all: Vec<&SeriesSummary> = summaries.iter().flat_map(|s| &s.series).collect();
+    let count = |f: &dyn Fn(&SeriesSummary) -> bool| all.iter().filter(|x| f(x)).count();
+    let with_bound = |x: &SeriesSummary| x.role == Role::Upper && x.bound_cells.0 > 0;
+    let rate = |r: Rate| move |x: &SeriesSummary| matches!(x.verdict, Verdict::Upper { rate: Some(q), .. } if q == r);
+    let tight = |t: Tightness| move |x: &SeriesSummary| matches!(x.verdict, Verdict::Lower { tightness, .. } if tightness == t);
+    let (att, fast, slow) = (
+        count(&rate(Rate::Attains)),
+        count(&rate(Rate::Faster)),
+        count(&rate(Rate::Slower)),
+    );
+    format!(
+        "{} series: bound held {} of {}, VIOLATED {}, SHORT {}, informative {}, rates stated {} \
+(attains {att}, faster {fast}, slower {slow}); lower bounds tight {}, consistent {}, not tight {}; ablations {}",
+        all.len(),
+        count(&|x| with_bound(x) && !x.verdict.is_violation()),
+        count(&with_bound),
+        count(&|x| x.verdict.is_violation()),
+        count(&is_short),
+        count(&|x| matches!(
+            x.verdict,
+            Verdict::Upper {
+                informative: Informative::Yes(_),
+                ..
+            }
+        )),
+        att + fast + slow,
+        count(&tight(Tightness::Tight)),
+        count(&tight(Tightness::Consistent)),
+        count(&tight(Tightness::NotTight)),
+        count(&|x| x.role == Role::Ablation),
+    )
 }
 
 /// Markdown table.
@@ -260,4 +363,43 @@ pub fn markdown(s: &SpecSummary, plot_file: &str, cells: &BTreeMap<usize, CellRe
 /// "inf" or k.
 pub fn k_label(k: f64) -> String {
     fmt_k(k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::verdict::tests::summary_with;
+    use super::*;
+
+    /// A failed probability statement shows as SHORT in the verdict column (full and compact)
+    /// and in the per-theorem summary, not only in its own column.
+    #[test]
+    fn short_shows_in_the_verdict_column_and_the_per_theorem_summary() {
+        let v = Verdict::Upper {
+            informative: Informative::Yes(0.5),
+            rate: Some(Rate::Attains),
+            do_nothing: false,
+        };
+        let mut s = summary_with(&[v.clone(), v]);
+        s.series[0].probability = Some(Probability {
+            phi: 1e-3,
+            under: 27,
+            total: 32,
+            runs: 1,
+            ci: (0.67, 0.95),
+            claimed: 1.0,
+            max_ratio: 4.2,
+        });
+        let rows = table_rows(&s);
+        assert!(rows[0][COLS - 1].ends_with(SHORT_NOTE), "{:?}", rows[0]);
+        assert!(!rows[1][COLS - 1].contains("SHORT"), "{:?}", rows[1]);
+        let compact = compact_table(std::slice::from_ref(&s));
+        assert!(compact.contains("attains rate; SHORT"), "{compact}");
+        let per = theorem_summary(std::slice::from_ref(&s));
+        assert!(
+            per.contains("attains the bound's rate, SHORT (1): s k = 0"),
+            "{per}"
+        );
+        let line = one_line_summary(&[s]);
+        assert!(line.contains("SHORT 1, "), "{line}");
+    }
 }

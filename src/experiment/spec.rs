@@ -312,7 +312,8 @@ pub struct Spec {
 impl Spec {
     /// Reads and validates a spec file.
     pub fn load(path: &Path, scale: Scale) -> Result<Spec> {
-        let raw: ExperimentSpec = load_toml(path)?;
+        let mut raw: ExperimentSpec = load_toml(path)?;
+        raw.data.resolve_against(path)?;
         Spec::new(raw, scale)
     }
 
@@ -391,7 +392,7 @@ impl Spec {
             }
         }
         if raw.theorem.is_lower_bound() && raw.sweep.vary != Vary::N {
-            // Issue 6: varying epsilon drives n p to 0 where phi is small.
+            // Varying epsilon drives n p to 0 where phi is small.
             return Err(Error::Config(
                 "a lower-bound spec must sweep phi by n (sweep.vary = \"n\")".into(),
             ));

@@ -97,7 +97,19 @@ impl LossSpec {
             crate::limits::check_memory(&what, 80.0 * params(m))?;
             Ok(m)
         };
-        let classes = |c: &Option<usize>| -> Result<usize> { fits(classes(c)?) };
+        let classes = |c: &Option<usize>| -> Result<usize> {
+            let m = fits(classes(c)?)?;
+            // Inferred, labels {1, 2} would be 3 classes, one of them never seen.
+            if let (None, Some(absent)) = (c, data.first_absent_class(m)) {
+                return Err(Error::data(format!(
+                    "labels are read as classes 0..{} (the largest label + 1), but class \
+                     {absent} has no sample: relabel to 0..m-1 with every class present, or \
+                     give the loss's classes = {m} to mean it",
+                    m - 1
+                )));
+            }
+            Ok(m)
+        };
         let loss: Box<dyn Loss> = match self {
             LossSpec::Logistic { classes: c } => Box::new(SoftmaxLoss::new(d, classes(c)?)),
             LossSpec::Huber { c } => Box::new(HuberLoss::new(d, *c)?),

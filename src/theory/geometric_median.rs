@@ -199,7 +199,7 @@ mod tests {
         assert!((m.objective - 5.0 / 3.0).abs() < 1e-9);
     }
 
-    /// Issue 13's counterexample: the optimum is the double point (0, 0) (the unit vectors to
+    /// A counterexample found in review: the optimum is the double point (0, 0) (the unit vectors to
     /// the other two points sum to norm < 2), which Weiszfeld approaches but never reaches
     /// within the cap; the solver must return it, or report non-convergence, never a point
     /// 2e-6 away as if converged.

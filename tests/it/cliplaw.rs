@@ -175,6 +175,10 @@ fn sharded_sweep_merges_to_the_unsharded_summary() {
     ]);
     assert!(r.success(), "{r:?}");
     assert!(r.stdout.contains("lower bound"), "{}", r.stdout);
+    // Verdicts in words, not enum names.
+    for name in ["Agrees", "Differs", "TooWide", "NoPrediction"] {
+        assert!(!r.stdout.contains(name), "{name}: {}", r.stdout);
+    }
     for kind in ["curves", "tau", "risk"] {
         for ext in ["png", "svg"] {
             let f = all.join(format!("plots/cliplaw_appendix_l_{kind}.{ext}"));

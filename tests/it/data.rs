@@ -868,3 +868,39 @@ fn seeded_draws_are_pinned() {
 
 const PINNED_PARETO: [f64; 3] = [0.6984196526475764, 0.7047741723286371, 0.7630327784425118];
 const PINNED_SPHERE: [f64; 3] = [-0.4137290382642514, -0.6966763957958712, 0.5860633774924113];
+
+/// A relative `[data] path` is read from the config file's folder, so a config works from any
+/// directory (the tests run in the repository root; the config and its CSV sit in a temporary
+/// folder); a missing file's error says it came from the config's `[data]` table.
+#[test]
+fn config_paths_resolve_relative_to_the_config_file() {
+    let dir = common::tmpdir("config-relative");
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::copy(
+        format!("{}/data/wine.csv", common::ROOT),
+        sub.join("wine.csv"),
+    )
+    .unwrap();
+    let write = |name: &str, path: &str| {
+        let cfg = sub.join(name);
+        std::fs::write(
+            &cfg,
+            format!(
+                "seed = 1\n[loss]\nfamily = \"logistic\"\n[dpsgd]\nsteps = 5\nbatch_size = 10\n\
+                 learning_rate = 0.5\nclip_norm = 1.0\nnoise = {{ kind = \"multiplier\", z = 1.0 }}\n\
+                 [data]\nsource = \"csv\"\npath = \"{path}\"\nlabel = \"target\"\n"
+            ),
+        )
+        .unwrap();
+        cfg.display().to_string()
+    };
+    let ok = write("ok.toml", "wine.csv");
+    let out = common::cli(["train", "--config", &ok, "--quiet"]);
+    assert!(out.success(), "{out:?}");
+    let missing = write("missing.toml", "nowhere/wine.csv");
+    let out = common::cli(["train", "--config", &missing, "--quiet"]);
+    common::assert_one_line_error(&out, "[data] path = \"nowhere/wine.csv\"");
+    common::assert_one_line_error(&out, "missing.toml");
+    std::fs::remove_dir_all(&dir).ok();
+}

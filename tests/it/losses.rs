@@ -435,3 +435,25 @@ fn tanh_net_lipschitz_constant_is_approached_on_the_ball() {
         assert!(norm2(&g) <= big_g * (1.0 + 1e-12));
     }
 }
+
+/// Labels {1, 2} were silently 3 classes (class 0 never seen, a third of the model fitting
+/// nothing). Inferred classes must be 0..m-1 with every class present; `classes = m` given in
+/// the loss table says what is meant, and then a class may be absent.
+#[test]
+fn inferred_classes_must_all_be_present() {
+    use dpsgd_lab::loss::LossSpec;
+    let data = |y: Vec<f64>| Dataset::new(vec![0.5; y.len() * 2], y, 2).unwrap();
+    let inferred = LossSpec::Logistic { classes: None };
+    let e = inferred
+        .build(&data(vec![1.0, 2.0, 1.0, 2.0]))
+        .err()
+        .expect("labels {1, 2} must not be read as 3 classes")
+        .to_string();
+    assert!(
+        e.contains("class 0 has no sample") && e.contains("classes"),
+        "{e}"
+    );
+    assert!(inferred.build(&data(vec![0.0, 1.0, 2.0, 1.0])).is_ok());
+    let given = LossSpec::Logistic { classes: Some(3) };
+    assert!(given.build(&data(vec![1.0, 2.0, 1.0, 2.0])).is_ok());
+}

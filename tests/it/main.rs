@@ -3,6 +3,7 @@
 //! apart because it installs a counting global allocator.
 
 mod accountant_properties;
+mod accounting_notes;
 mod audit;
 mod audit_one_run;
 mod bad_input;
@@ -19,6 +20,7 @@ mod config_fuzz;
 mod data;
 mod dpsgd;
 mod experiment;
+mod flags;
 mod help;
 mod lemmas;
 mod losses;

@@ -194,3 +194,66 @@ fn extraction_and_flag_matching() {
     assert!(help_has_flag(help, "--steps"));
     assert!(!help_has_flag(help, "--step") && !help_has_flag(help, "--sample"));
 }
+
+/// Output blocks whose commands take too long for every `cargo test`, by their first line;
+/// each is compared by hand when its command changes (the verify block: `verify` takes a
+/// minute at quick scale).
+const SLOW_BLOCKS: &[&str] = &["wrote results/verify-quick/report.md"];
+
+/// Every ```text block of the README is the output of the ```sh block before it, run as printed
+/// (commands separated by a blank line in the block); "..." in a block stands for any text
+/// (a time, say). Blocks of slow commands are listed in `SLOW_BLOCKS`.
+#[test]
+fn every_readme_output_block_is_the_commands_output() {
+    let readme = std::fs::read_to_string(format!("{ROOT}/README.md")).unwrap();
+    let mut blocks: Vec<(String, Vec<String>)> = Vec::new();
+    let mut current: Option<(String, Vec<String>)> = None;
+    for line in readme.lines() {
+        match (&mut current, line.strip_prefix("```")) {
+            (None, Some(tag)) => current = Some((tag.to_string(), Vec::new())),
+            (Some(_), Some(_)) => blocks.push(current.take().unwrap()),
+            (Some((_, body)), None) => body.push(line.to_string()),
+            (None, None) => {}
+        }
+    }
+    let mut compared = 0;
+    for (i, (tag, body)) in blocks.iter().enumerate() {
+        if tag != "text" {
+            continue;
+        }
+        let first = body.first().map_or("", String::as_str);
+        if SLOW_BLOCKS.iter().any(|s| first.starts_with(s)) {
+            continue;
+        }
+        let sh = &blocks[..i].iter().rev().find(|(t, _)| t == "sh").unwrap().1;
+        let outputs: Vec<String> = readme_commands(&format!("```sh\n{}\n```\n", sh.join("\n")))
+            .iter()
+            .map(|args| cli(args).stdout.trim_end().to_string())
+            .collect();
+        let got = outputs.join("\n\n");
+        let want = body.join("\n");
+        assert!(
+            matches_with_ellipses(&want, &got),
+            "README block {first:?} is stale; the commands print:\n{got}"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 1, "no README output block compared");
+}
+
+/// Whether `got` equals `want` line by line, a "..." in a line of `want` matching any text.
+fn matches_with_ellipses(want: &str, got: &str) -> bool {
+    let (w, g): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
+    w.len() == g.len()
+        && w.iter().zip(&g).all(|(w, g)| match w.split_once("...") {
+            None => w == g,
+            Some((a, b)) => g.starts_with(a) && g[a.len()..].ends_with(b),
+        })
+}
+
+#[test]
+fn ellipses_match_any_text_in_their_line() {
+    assert!(matches_with_ellipses("a in ... s\nb", "a in 3.2 s\nb"));
+    assert!(!matches_with_ellipses("a in ... s\nb", "a in 3.2 s\nc"));
+    assert!(!matches_with_ellipses("a", "a\nb"));
+}

@@ -132,13 +132,83 @@ fn verify_runs_one_tiny_spec_end_to_end() {
     assert_eq!(summaries[0]["spec"], "tiny_ok");
     let verdict = summaries[0]["series"][0]["verdict"].as_str().unwrap();
     assert!(!verdict.contains("VIOLATION"), "{verdict}");
-    let report = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    let report = std::fs::read_to_string(dir.join("out/report-only-tiny_ok.md")).unwrap();
     assert!(
         report.contains("tiny_ok") && !report.contains("tiny_bad_g"),
         "{report}"
     );
     assert!(dir.join("out/tiny_ok/summary.json").exists());
     assert!(!dir.join("out/tiny_bad_g").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `verify --only NAME` writes its own report-only-NAME.md and leaves the combined report.md
+/// of an earlier full run as it was (it used to overwrite it with the one selected spec).
+#[test]
+fn verify_only_keeps_the_combined_report() {
+    let dir = verify_folder("verify-only-keeps");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let combined = "# the combined report of an earlier full run\n";
+    std::fs::write(out.join("report.md"), combined).unwrap();
+    let run = verify(&dir, "tiny_ok", "out");
+    assert!(run.success(), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.md")).unwrap(),
+        combined
+    );
+    let own = std::fs::read_to_string(out.join("report-only-tiny_ok.md")).unwrap();
+    assert!(own.contains("`verify --only tiny_ok`"), "{own}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The terminal's default table fits 120 columns and ends with the one-line summary; `--wide`
+/// prints the full table (its verdict column in words).
+#[test]
+fn verify_prints_a_compact_table_and_a_one_line_summary() {
+    let dir = verify_folder("verify-compact");
+    let (specs, out) = (dir.join("specs"), dir.join("out"));
+    let run = |wide: bool| {
+        let mut a = vec![
+            "verify".as_ref(),
+            "--specs".as_ref(),
+            specs.as_os_str(),
+            "--only".as_ref(),
+            "tiny_ok".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+            "--quiet".as_ref(),
+        ];
+        if wide {
+            a.push("--wide".as_ref());
+        }
+        cli(a)
+    };
+    let compact = run(false);
+    assert!(compact.success(), "{compact:?}");
+    for l in compact
+        .stdout
+        .lines()
+        .take_while(|l| !l.starts_with("wrote "))
+    {
+        assert!(
+            l.chars().count() <= 120,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    let last = compact.stdout.lines().last().unwrap();
+    assert!(
+        last.contains(" series: bound held ") && last.contains("VIOLATED 0, SHORT 0"),
+        "{last}"
+    );
+    let wide = run(true);
+    assert!(wide.success(), "{wide:?}");
+    assert!(
+        wide.stdout.contains("P(OR <= bound) [95% CP] vs theorem"),
+        "{}",
+        wide.stdout
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -152,7 +222,7 @@ fn verify_exits_2_on_a_planted_violation() {
     let v = out.last_json();
     let verdict = v[0]["series"][0]["verdict"].as_str().unwrap();
     assert!(verdict.starts_with("VIOLATION: cell 0"), "{verdict}");
-    let report = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    let report = std::fs::read_to_string(dir.join("out/report-only-tiny_bad_g.md")).unwrap();
     assert!(report.contains("VIOLATION"), "{report}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -535,7 +535,7 @@ pub fn prescribe_with_clip(
     let steps_formula = match p.steps {
         Some(t) if id.fixes_steps() => {
             return Err(Error::param(format!(
-                "Thm {id} fixes T (got --T {t}); use Thm {} for another T",
+                "Thm {id} fixes T (got --steps {t}); use Thm {} for another T",
                 id.full_version()
             )));
         }

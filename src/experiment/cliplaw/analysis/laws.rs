@@ -9,7 +9,8 @@ use crate::config::DataSpec;
 use crate::experiment::fit::{interval, ols};
 use crate::experiment::spec::Spec;
 
-/// Largest half-width of a law's 95% interval that earns a verdict.
+/// Largest half-width of a law's 95% interval that earns a verdict (0.1: a slope known to
+/// +-0.1 tells -1/3 from -1/2 apart).
 pub const MAX_HALF_WIDTH: f64 = 0.1;
 /// A fitted power law in phi (or n) with its interval and verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,6 +41,18 @@ pub enum LawVerdict {
     TooWide,
     /// Nothing to compare with.
     NoPrediction,
+}
+
+impl std::fmt::Display for LawVerdict {
+    /// In words, as the terminal and the report print it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LawVerdict::Agrees => "agrees",
+            LawVerdict::Differs => "DIFFERS",
+            LawVerdict::TooWide => "too wide for a verdict",
+            LawVerdict::NoPrediction => "no prediction",
+        })
+    }
 }
 
 impl Law {

@@ -1,0 +1,28 @@
+//! The verdict of each series of a finished spec: slope fits, the bound checks (violations,
+//! vacuity, the probability statement), and the stated notes. Rendering is in `report.rs`.
+//!
+//! One file per axis of the verdict: [`bound`] (OR against the explicit bound, cell by cell),
+//! [`informative`] (the bound against the do-nothing risk), [`rate`] (the slope's interval
+//! against the exponent), [`drivers`] (what moves the risk: lambda_min S, clipping), [`controls`]
+//! (the joint fits of a series, its do-nothing risk and its bounded-data control); [`outcome`]
+//! combines them into a [`Verdict`] and [`summary`] walks a spec's series.
+
+mod bound;
+mod cells;
+mod controls;
+mod drivers;
+mod informative;
+mod outcome;
+mod rate;
+mod summary;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub(crate) use cells::{cell_mean, reps_of};
+pub use controls::ControlComparison;
+pub use drivers::relax_phi;
+pub use informative::Informative;
+pub(crate) use outcome::sig;
+pub use outcome::{Ablation, DO_NOTHING, Verdict, upper_verdict};
+pub use rate::{BAND, Rate, Tightness, lower_verdict};
+pub use summary::{Role, SeriesSummary, SpecSummary, summarize, violations};

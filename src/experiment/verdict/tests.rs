@@ -1,0 +1,175 @@
+//! The verdict's unit tests, across its axes.
+
+use super::super::fit::Fit;
+use super::super::results::{CellResult, ReplicateResult};
+use super::informative::informative;
+use super::*;
+
+/// A spec summary whose series have `verdicts` (upper bounds, k = 2, nothing else set).
+pub(crate) fn summary_with(verdicts: &[Verdict]) -> SpecSummary {
+    let series = verdicts
+        .iter()
+        .enumerate()
+        .map(|(i, v)| SeriesSummary {
+            label: format!("k = {i}"),
+            k: 2.0,
+            role: Role::Upper,
+            predicted: 0.5,
+            sweep: None,
+            decade: None,
+            do_nothing_fit: None,
+            control: None,
+            is_control: false,
+            max_ratio: None,
+            min_ratio: None,
+            bound_cells: (0, 0),
+            violations: Vec::new(),
+            c_range: (1.0, 1.0),
+            tau_range: (1.0, 1.0),
+            vacuity: None,
+            do_nothing_ratio: None,
+            clipped: None,
+            lambda_s_range: None,
+            relax_phi: None,
+            probability: None,
+            verdict: v.clone(),
+        })
+        .collect();
+    SpecSummary {
+        spec: "s".into(),
+        title: String::new(),
+        theorem: "6.2".into(),
+        schedule: "J.1".into(),
+        scale: "quick".into(),
+        risk: String::new(),
+        series,
+        notes: Vec::new(),
+    }
+}
+
+fn f(lo: f64, hi: f64) -> Fit {
+    Fit {
+        slope: 0.5 * (lo + hi),
+        intercept: 0.0,
+        lo,
+        hi,
+        cells: 5,
+        phi_range: (1e-3, 1e-2),
+    }
+}
+
+#[test]
+fn violations_name_exactly_the_violating_series() {
+    let fine = upper_verdict(&Some(f(0.4, 0.6)), 0.5, Informative::Yes(0.3), &None);
+    let vac = upper_verdict(&Some(f(0.1, 0.2)), 0.5, Informative::Vacuous(3.0), &None);
+    assert!(violations(&[summary_with(&[fine.clone(), vac])]).is_empty());
+    let bad = violations(&[summary_with(&[
+        fine,
+        Verdict::Violation(vec!["cell 3".into()]),
+    ])]);
+    assert_eq!(bad, vec!["s k = 1".to_string()]);
+}
+
+/// The review's asymmetry: a steep slope under a vacuous bound was "rate consistent"
+/// (vacuity demoted only flat slopes). Ablation (b) was 0.50 [0.44, 0.55] against 0.5 with
+/// bound / risk0 = 44.8: no rate may be stated.
+#[test]
+fn a_steep_slope_under_a_vacuous_bound_states_no_rate() {
+    let steep = Some(f(0.44, 0.55));
+    for inf in [Informative::Vacuous(44.8), Informative::NoBound(2, 5)] {
+        let v = upper_verdict(&steep, 0.5, inf, &None);
+        let Verdict::Upper { rate, .. } = &v else {
+            panic!("{v}")
+        };
+        assert_eq!(*rate, None, "{v}");
+        assert!(v.to_string().starts_with("no rate claim"), "{v}");
+    }
+    // The same interval under an informative bound attains the rate.
+    let v = upper_verdict(&steep, 0.5, Informative::Yes(0.4), &None);
+    assert!(v.to_string().starts_with("attains the bound's rate"), "{v}");
+}
+
+/// Rates come from the interval, not a tolerance: J.1 sharp k = 1.5 was 0.11 [0.09, 0.13]
+/// against 0.2 and passed the old 0.1 tolerance.
+#[test]
+fn the_rate_is_read_from_the_interval() {
+    let inf = Informative::Yes(0.5);
+    let r = |lo, hi| match upper_verdict(&Some(f(lo, hi)), 0.2, inf, &None) {
+        Verdict::Upper { rate, .. } => rate.unwrap(),
+        v => panic!("{v}"),
+    };
+    assert_eq!(r(0.09, 0.13), Rate::Slower);
+    assert_eq!(r(0.15, 0.25), Rate::Attains);
+    assert_eq!(r(0.21, 0.3), Rate::Faster);
+    assert_eq!(upper_verdict(&None, 0.2, inf, &None), Verdict::NoFit);
+}
+
+/// I.3's inheritance: when the risk of not moving has the same interval class, say so.
+#[test]
+fn a_verdict_the_do_nothing_risk_earns_says_so() {
+    let inf = Informative::Yes(0.5);
+    let v = upper_verdict(&Some(f(0.45, 0.55)), 0.5, inf, &Some(f(0.4, 0.6)));
+    assert!(v.to_string().ends_with(DO_NOTHING), "{v}");
+    let v = upper_verdict(&Some(f(0.45, 0.55)), 0.5, inf, &Some(f(0.0, 0.1)));
+    assert!(!v.to_string().contains("do-nothing"), "{v}");
+    let v = Verdict::Lower {
+        tightness: Tightness::Tight,
+        predicted: 0.5,
+        c_hat: 0.3,
+        do_nothing: true,
+    };
+    assert!(v.to_string().ends_with(DO_NOTHING), "{v}");
+}
+
+#[test]
+fn informative_needs_every_decade_cell_below_one() {
+    let cell = |bound: Option<f64>, risk0: f64| CellResult {
+        cell: 0,
+        series: 0,
+        k: 2.0,
+        phi_index: 0,
+        phi: 0.1,
+        n: 10,
+        epsilon: 1.0,
+        steps: 10,
+        replicates: vec![ReplicateResult {
+            risk: 0.1,
+            bound,
+            c: 1.0,
+            tau: 1.0,
+            eta: 1.0,
+            f_star: 0.0,
+            g: 1.0,
+            risk0: Some(risk0),
+            lambda_s: None,
+            clipped: None,
+            noise_multiplier: None,
+        }],
+    };
+    let (a, b, c) = (cell(Some(0.5), 1.0), cell(Some(2.0), 1.0), cell(None, 1.0));
+    assert_eq!(informative(&[&a, &a], &[0, 1]), Informative::Yes(0.5));
+    assert_eq!(informative(&[&a, &b], &[0, 1]), Informative::Vacuous(2.0));
+    assert_eq!(informative(&[&a, &c], &[0, 1]), Informative::NoBound(1, 2));
+}
+
+#[test]
+fn lower_verdict_is_three_way() {
+    // A regression: 1.00 [0.96, 1.05] against 1 was printed "not tight".
+    assert_eq!(lower_verdict(&f(0.96, 1.05), 1.0), Tightness::Tight);
+    assert_eq!(lower_verdict(&f(0.70, 0.745), 0.75), Tightness::Tight);
+    assert_eq!(lower_verdict(&f(0.5, 0.9), 0.75), Tightness::Consistent);
+    assert_eq!(lower_verdict(&f(0.5, 0.72), 0.75), Tightness::Consistent);
+    assert_eq!(lower_verdict(&f(0.5, 0.69), 0.75), Tightness::NotTight);
+    assert_eq!(lower_verdict(&f(0.81, 0.9), 0.75), Tightness::NotTight);
+}
+
+#[test]
+fn relax_phi_extrapolates_the_power_law() {
+    // lambda S = 0.01 phi^-1: reaches 3 at phi = 1/300.
+    let ls: Vec<(f64, f64)> = [0.1, 0.03, 0.01].iter().map(|&p| (p, 0.01 / p)).collect();
+    let p = relax_phi(&ls).unwrap();
+    assert!((p - 1.0 / 300.0).abs() < 1e-12);
+    // Already relaxed at the smallest phi: nothing to extrapolate.
+    let ls: Vec<(f64, f64)> = [0.1, 0.01].iter().map(|&p| (p, 0.1 / p)).collect();
+    assert_eq!(relax_phi(&ls), None);
+}
