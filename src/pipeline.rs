@@ -205,11 +205,13 @@ fn ranges_pre(d: &PipelineData) -> Result<Option<Preprocess>> {
         .transpose()
 }
 
+/// A feature transform, applied to a part in place.
+type Transform = Box<dyn Fn(&mut Dataset) -> Result<()>>;
 /// A feature transform fitted on a training part, applied to both parts.
-type Fit<'a> = &'a dyn Fn(&Dataset) -> Result<Box<dyn Fn(&mut Dataset) -> Result<()>>>;
+type Fit<'a> = &'a dyn Fn(&Dataset) -> Result<Transform>;
 
 /// The training part's own standardization (not private: the paper's protocol).
-fn fitted(tr: &Dataset) -> Result<Box<dyn Fn(&mut Dataset) -> Result<()>>> {
+fn fitted(tr: &Dataset) -> Result<Transform> {
     let st = Standardizer::fit(tr);
     Ok(Box::new(move |x: &mut Dataset| st.apply(x)))
 }
@@ -294,7 +296,7 @@ pub fn cells(data: &[PipelineData], seeds: u64) -> Result<Vec<Cell>> {
     for d in data {
         let n_train = split(d, 0)?.0.n;
         let ranges = ranges_pre(d)?;
-        let ranges_fn = |_: &Dataset| -> Result<Box<dyn Fn(&mut Dataset) -> Result<()>>> {
+        let ranges_fn = |_: &Dataset| -> Result<Transform> {
             let r = ranges.clone();
             Ok(Box::new(move |x: &mut Dataset| match &r {
                 Some(p) => p.apply(x),
@@ -426,10 +428,10 @@ pub fn markdown(cells: &[Cell]) -> String {
             let text = match c {
                 Some(c) if !c.acc.is_empty() => {
                     let mut s = format!("{:.2} ± {:.2}", 100.0 * mean(&c.acc), 100.0 * sd(&c.acc));
-                    if let Some(e) = c.eta {
-                        if c.method.contains("tuned") {
-                            s.push_str(&format!(" (eta {e})"));
-                        }
+                    if let Some(e) = c.eta
+                        && c.method.contains("tuned")
+                    {
+                        s.push_str(&format!(" (eta {e})"));
                     }
                     if !c.refusals.is_empty() {
                         s.push_str(&format!(" ({} refused)", c.refusals.len()));

@@ -52,7 +52,7 @@ pub enum ClipnormCommand {
     /// The recommended clip norm for a CSV data set: tau = G_1 (Remark 5.6) selected privately
     /// by RNMM with a share of epsilon, the epsilon left for DP-SGD and its calibrated noise
     /// multiplier.
-    Recommend(RecommendArgs),
+    Recommend(Box<RecommendArgs>),
     /// The private recipe (`recommend` then `train`) measured end to end on the shipped data
     /// sets and a synthetic one, beside the paper's protocol, a practitioner's baseline and a
     /// non-private run: the table of paper_refs/pipeline.md.

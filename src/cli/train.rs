@@ -102,7 +102,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         println!("  f(w_T)    = {:.6}", s.f_w_last);
         println!("  f(w_avg)  = {:.6}", s.f_w_avg);
         println!("  ||grad f(w_priv)||^2 = {:.6e}", s.grad_norm_sq_w_priv);
-        if !(s.f_w_priv < s.f_w0) {
+        if s.f_w_priv.is_nan() || s.f_w_priv >= s.f_w0 {
             println!(
                 "  warning: the private model is no better than doing nothing (f(w_priv) = {:.4} \
                  >= f(w_0) = {:.4}); lower the learning rate or raise the budget",

@@ -7,15 +7,15 @@
 //!
 //! The pipeline runs as named stages, each a mechanism with its own spend, recorded in the
 //! data set's privacy ledger ([`crate::privacy::ledger`]) before it runs:
-//! 1. [`plan`]: every public parameter checked, the hash split taken (not a mechanism: each
+//! 1. the plan ([`plan::AdvicePlan::check`]): every public parameter checked, the hash split taken (not a mechanism: each
 //!    row's side depends on that row alone), the budget split and DP-SGD's noise calibrated:
 //!    nothing private has run, so every refusal here is free;
-//! 2. [`stages::preprocess`]: public ranges (no cost), public scales (no cost) or the private
+//! 2. preprocessing ([`stages::preprocess`]): public ranges (no cost), public scales (no cost) or the private
 //!    standardization ([`crate::privacy::standardize`]);
-//! 3. [`stages::range_check`]: a Laplace count that RNMM's candidate range covers the G_i
+//! 3. the range check ([`stages::range_check_stage`]): a Laplace count that RNMM's candidate range covers the G_i
 //!    (not needed with public ranges: the range is then exact);
-//! 4. [`stages::select`]: RNMM;
-//! 5. [`stages::step_size`]: eta from public quantities and the released tau (no cost).
+//! 4. the selection ([`stages::select`]): RNMM;
+//! 5. the step size ([`stages::step_size`]): eta from public quantities and the released tau (no cost).
 //!
 //! The per-sample constants are G_i = G(x_i, y_i) from the loss's own
 //! [`crate::loss::Loss::lipschitz`], or per-sample norms the user supplies (a CSV column or a
