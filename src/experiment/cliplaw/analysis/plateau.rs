@@ -35,3 +35,38 @@ pub fn plateau(grid: &[Vec<f64>], risk0: f64, taus: &[f64]) -> Option<Plateau> {
         edge: (taus[last], upper),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Constructed sweeps with known plateau edges (three replicates, risk0 = 1): flat through
+    /// index 4 then apart; flat everywhere; apart at index 1; and a slow drift of 0.4 TIE per step,
+    /// within TIE of each neighbour but beyond TIE of point 0 after three steps. Every point is
+    /// compared with point 0, so the drift ends the plateau at index 2. Planted bug (each point
+    /// compared with its predecessor): the drift is taken for one long plateau.
+    #[test]
+    fn plateau_edges_on_constructed_sweeps() {
+        let taus: Vec<f64> = (0..8).map(|j| 0.1 * 2f64.powi(j)).collect();
+        let reps = [0.5, 0.7, 0.9];
+        let sweep = |f: &dyn Fn(usize, f64) -> f64| -> Vec<Vec<f64>> {
+            (0..taus.len())
+                .map(|j| reps.iter().map(|&r| f(j, r)).collect())
+                .collect()
+        };
+        let step = sweep(&|j, r| if j <= 4 { r } else { r * (1.0 + 0.01 * j as f64) });
+        assert_eq!(
+            plateau(&step, 1.0, &taus),
+            Some(Plateau {
+                last: 4,
+                edge: (taus[4], taus[5])
+            })
+        );
+        let flat = sweep(&|_, r| r);
+        assert_eq!(plateau(&flat, 1.0, &taus).map(|p| p.edge.1), Some(f64::INFINITY));
+        let none = sweep(&|j, r| r + 1e-3 * j as f64);
+        assert_eq!(plateau(&none, 1.0, &taus), None);
+        let drift = sweep(&|j, r| r + 0.4 * TIE * j as f64);
+        assert_eq!(plateau(&drift, 1.0, &taus).map(|p| p.last), Some(2));
+    }
+}
