@@ -192,16 +192,20 @@ fn sharded_sweep_merges_to_the_unsharded_summary() {
     assert!(all.join("report.md").exists());
 }
 
+/// A coarse grid, and a huge one (`points = 1e8` aborted on a 9 GB allocation), are one clear
+/// error each, before any work.
 #[test]
-fn a_coarse_grid_is_one_clear_error() {
-    let text = std::fs::read_to_string(shipped("cliplaw_sharp_symmetric"))
-        .unwrap()
-        .replace("points = 49", "points = 5");
-    let dir = tmpdir("cliplaw-bad");
-    let f = dir.join("bad.toml");
-    std::fs::write(&f, text).unwrap();
-    let out = cli(["run", f.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
-    assert_one_line_error(&out, "clip_sweep.points must be >= 12");
+fn a_coarse_or_huge_grid_is_one_clear_error() {
+    for points in ["5", "100000000"] {
+        let text = std::fs::read_to_string(shipped("cliplaw_sharp_symmetric"))
+            .unwrap()
+            .replace("points = 49", &format!("points = {points}"));
+        let dir = tmpdir(&format!("cliplaw-bad-{points}"));
+        let f = dir.join("bad.toml");
+        std::fs::write(&f, text).unwrap();
+        let out = cli(["run", f.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+        assert_one_line_error(&out, "clip_sweep.points must be in 12..=1000");
+    }
 }
 
 /// The central contrast at the quick scale. With the heavy samples' centers apart (the
