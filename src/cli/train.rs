@@ -71,119 +71,127 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         }
         println!("{}", super::json::to_string(&run)?);
     } else {
-        let s = &run.summary;
-        println!(
-            "DP-SGD run: {} loss, n = {}, d = {}, {} parameters",
-            s.loss, s.n, s.d, s.params
-        );
-        println!(
-            "  steps T = {}, expected batch b = {}, mean realized batch = {:.2}",
-            s.steps, s.batch_size, s.mean_batch
-        );
-        println!(
-            "  sigma_n = {:.6e} (noise multiplier z = {:.4}), clipped fraction = {:.4}",
-            s.sigma_n, s.noise_multiplier, s.clipped_fraction
-        );
-        println!(
-            "  training-set statistics below (f, gradient, train accuracy, clipped fraction, \
-             realized batch) are NOT private: for your eyes, not for release"
-        );
-        println!(
-            "  f(w_0)    = {:.6}   (the initial point: doing nothing)",
-            s.f_w0
-        );
-        let rule = match s.output_rule.as_str() {
-            "random_iterate" => format!("random iterate t_hat = {}", s.t_hat),
-            "last_iterate" => "last iterate w_T".to_string(),
-            "average_iterate" => "average iterate".to_string(),
-            other => other.to_string(),
-        };
-        println!("  f(w_priv) = {:.6}   (output rule: {rule})", s.f_w_priv);
-        println!("  f(w_T)    = {:.6}", s.f_w_last);
-        println!("  f(w_avg)  = {:.6}", s.f_w_avg);
-        println!("  ||grad f(w_priv)||^2 = {:.6e}", s.grad_norm_sq_w_priv);
-        if s.f_w_priv.is_nan() || s.f_w_priv >= s.f_w0 {
-            println!(
-                "  warning: the private model is no better than doing nothing (f(w_priv) = {:.4} \
-                 >= f(w_0) = {:.4}); lower the learning rate or raise the budget",
-                s.f_w_priv, s.f_w0
-            );
-        }
-        if let Some(a) = &run.accuracy {
-            match (a.test, &split) {
-                (Some(t), Some(sp)) => println!(
-                    "  accuracy of w_priv: train {:.4} (n = {}), test {:.4} (n = {}; split \
-                     test_fraction = {}, seed = {})",
-                    a.train, a.n_train, t, a.n_test, sp.test_fraction, sp.seed
-                ),
-                _ => println!(
-                    "  accuracy of w_priv: train {:.4} (n = {}), no test split",
-                    a.train, a.n_train
-                ),
-            }
-        }
-        println!(
-            "  wall time = {:.3} s (work estimate {} gradient coordinates)",
-            s.wall_time_s,
-            fmt_num(run.work_estimate)
-        );
-        match &run.privacy {
-            Some(p) => println!(
-                "  privacy ({}): ({:.4}, {:.0e})-DP spent; nu_eff = {:.4}, phi = {:.4e}",
-                p.accountant, p.epsilon_spent, p.delta, p.nu_eff, p.phi
-            ),
-            None => println!("  privacy: none (no noise)"),
-        }
-        match (&run.budget, &run.privacy) {
-            (Some(b), _) => println!(
-                "  privacy ledger (basic composition of every recorded spend, this run \
-                 included): epsilon = {:.4} ({:.4} before + {:.4} DP-SGD) of {}, delta = {:.3e} \
-                 ({:.3e} + {:.3e}) of {:e}",
-                b.total_epsilon,
-                b.spent_before_epsilon,
-                b.dpsgd_epsilon,
-                fmt_num(b.epsilon),
-                b.total_delta,
-                b.spent_before_delta,
-                b.dpsgd_delta,
-                b.delta
-            ),
-            (None, Some(p)) => println!(
-                "  total privacy spent: epsilon = {:.4}, delta = {:.3e} (DP-SGD only; no \
-                 [privacy] budget in the config)",
-                p.epsilon_spent, p.delta
-            ),
-            (None, None) => {}
-        }
-        if let Some(note) = run
-            .privacy
-            .as_ref()
-            .and_then(|p| p.accountant_note.as_ref())
-        {
-            println!("  note: {note}");
-        }
-        if standardized {
-            println!("  note: {STANDARDIZE_NOTE}");
-        }
-        if let (Some(p), NoiseSpec::Theorem34 { nu, epsilon, .. }) =
-            (&run.privacy, &cfg.dpsgd.noise)
-        {
-            // Thm 3.4's nu is the unstated constant in sigma_n = sqrt(nu T log(1/delta)) tau /
-            // (n eps): the theorem guarantees (eps, delta)-DP only for nu large enough, so the
-            // noise it sets is not by itself an (eps, delta) guarantee; the accountant's number
-            // above is the run's real epsilon.
-            println!(
-                "  Thm 3.4 with nu = {} promises epsilon = {}; the accountant finds {} spent. \
-                 nu is the theorem's unstated constant, not an (epsilon, delta) guarantee by \
-                 itself: nu = {} makes them agree (or use noise kind = \"target\").",
-                fmt_num(*nu),
-                fmt_num(*epsilon),
-                fmt_num(p.epsilon_spent),
-                fmt_num(p.nu_eff)
-            );
-        }
+        print_run(&run, &cfg, split.as_ref(), standardized);
     }
     Ok(())
+}
+
+/// The human-readable report of one run (`train` without `--json`).
+fn print_run(
+    run: &dpsgd_lab::train::TrainRun,
+    cfg: &TrainConfig,
+    split: Option<&dpsgd_lab::data::split::SplitSpec>,
+    standardized: bool,
+) {
+    let s = &run.summary;
+    println!(
+        "DP-SGD run: {} loss, n = {}, d = {}, {} parameters",
+        s.loss, s.n, s.d, s.params
+    );
+    println!(
+        "  steps T = {}, expected batch b = {}, mean realized batch = {:.2}",
+        s.steps, s.batch_size, s.mean_batch
+    );
+    println!(
+        "  sigma_n = {:.6e} (noise multiplier z = {:.4}), clipped fraction = {:.4}",
+        s.sigma_n, s.noise_multiplier, s.clipped_fraction
+    );
+    println!(
+        "  training-set statistics below (f, gradient, train accuracy, clipped fraction, \
+         realized batch) are NOT private: for your eyes, not for release"
+    );
+    println!(
+        "  f(w_0)    = {:.6}   (the initial point: doing nothing)",
+        s.f_w0
+    );
+    let rule = match s.output_rule.as_str() {
+        "random_iterate" => format!("random iterate t_hat = {}", s.t_hat),
+        "last_iterate" => "last iterate w_T".to_string(),
+        "average_iterate" => "average iterate".to_string(),
+        other => other.to_string(),
+    };
+    println!("  f(w_priv) = {:.6}   (output rule: {rule})", s.f_w_priv);
+    println!("  f(w_T)    = {:.6}", s.f_w_last);
+    println!("  f(w_avg)  = {:.6}", s.f_w_avg);
+    println!("  ||grad f(w_priv)||^2 = {:.6e}", s.grad_norm_sq_w_priv);
+    if s.f_w_priv.is_nan() || s.f_w_priv >= s.f_w0 {
+        println!(
+            "  warning: the private model is no better than doing nothing (f(w_priv) = {:.4} \
+             >= f(w_0) = {:.4}); lower the learning rate or raise the budget",
+            s.f_w_priv, s.f_w0
+        );
+    }
+    if let Some(a) = &run.accuracy {
+        match (a.test, &split) {
+            (Some(t), Some(sp)) => println!(
+                "  accuracy of w_priv: train {:.4} (n = {}), test {:.4} (n = {}; split \
+                 test_fraction = {}, seed = {})",
+                a.train, a.n_train, t, a.n_test, sp.test_fraction, sp.seed
+            ),
+            _ => println!(
+                "  accuracy of w_priv: train {:.4} (n = {}), no test split",
+                a.train, a.n_train
+            ),
+        }
+    }
+    println!(
+        "  wall time = {:.3} s (work estimate {} gradient coordinates)",
+        s.wall_time_s,
+        fmt_num(run.work_estimate)
+    );
+    match &run.privacy {
+        Some(p) => println!(
+            "  privacy ({}): ({:.4}, {:.0e})-DP spent; nu_eff = {:.4}, phi = {:.4e}",
+            p.accountant, p.epsilon_spent, p.delta, p.nu_eff, p.phi
+        ),
+        None => println!("  privacy: none (no noise)"),
+    }
+    match (&run.budget, &run.privacy) {
+        (Some(b), _) => println!(
+            "  privacy ledger (basic composition of every recorded spend, this run \
+             included): epsilon = {:.4} ({:.4} before + {:.4} DP-SGD) of {}, delta = {:.3e} \
+             ({:.3e} + {:.3e}) of {:e}",
+            b.total_epsilon,
+            b.spent_before_epsilon,
+            b.dpsgd_epsilon,
+            fmt_num(b.epsilon),
+            b.total_delta,
+            b.spent_before_delta,
+            b.dpsgd_delta,
+            b.delta
+        ),
+        (None, Some(p)) => println!(
+            "  total privacy spent: epsilon = {:.4}, delta = {:.3e} (DP-SGD only; no \
+             [privacy] budget in the config)",
+            p.epsilon_spent, p.delta
+        ),
+        (None, None) => {}
+    }
+    if let Some(note) = run
+        .privacy
+        .as_ref()
+        .and_then(|p| p.accountant_note.as_ref())
+    {
+        println!("  note: {note}");
+    }
+    if standardized {
+        println!("  note: {STANDARDIZE_NOTE}");
+    }
+    if let (Some(p), NoiseSpec::Theorem34 { nu, epsilon, .. }) = (&run.privacy, &cfg.dpsgd.noise) {
+        // Thm 3.4's nu is the unstated constant in sigma_n = sqrt(nu T log(1/delta)) tau /
+        // (n eps): the theorem guarantees (eps, delta)-DP only for nu large enough, so the
+        // noise it sets is not by itself an (eps, delta) guarantee; the accountant's number
+        // above is the run's real epsilon.
+        println!(
+            "  Thm 3.4 with nu = {} promises epsilon = {}; the accountant finds {} spent. \
+             nu is the theorem's unstated constant, not an (epsilon, delta) guarantee by \
+             itself: nu = {} makes them agree (or use noise kind = \"target\").",
+            fmt_num(*nu),
+            fmt_num(*epsilon),
+            fmt_num(p.epsilon_spent),
+            fmt_num(p.nu_eff)
+        );
+    }
 }
 
 /// Said with every `train` run whose CSV is standardized: `[data] standardize = true` uses the

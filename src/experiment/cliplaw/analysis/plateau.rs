@@ -54,7 +54,13 @@ mod tests {
                 .map(|j| reps.iter().map(|&r| f(j, r)).collect())
                 .collect()
         };
-        let step = sweep(&|j, r| if j <= 4 { r } else { r * (1.0 + 0.01 * j as f64) });
+        let step = sweep(&|j, r| {
+            if j <= 4 {
+                r
+            } else {
+                r * (1.0 + 0.01 * j as f64)
+            }
+        });
         assert_eq!(
             plateau(&step, 1.0, &taus),
             Some(Plateau {
@@ -63,7 +69,10 @@ mod tests {
             })
         );
         let flat = sweep(&|_, r| r);
-        assert_eq!(plateau(&flat, 1.0, &taus).map(|p| p.edge.1), Some(f64::INFINITY));
+        assert_eq!(
+            plateau(&flat, 1.0, &taus).map(|p| p.edge.1),
+            Some(f64::INFINITY)
+        );
         let none = sweep(&|j, r| r + 1e-3 * j as f64);
         assert_eq!(plateau(&none, 1.0, &taus), None);
         let drift = sweep(&|j, r| r + 0.4 * TIE * j as f64);
