@@ -117,9 +117,15 @@ def recommend_clip_norm(x: ArrayLike | None = None, y: ArrayLike | None = None, 
                         public_scales: ArrayLike | None = None,
                         test_fraction: float | None = None, split_seed: int | None = None,
                         epochs: float | None = None,
-                        check_epsilon: float = 0.05) -> dict[str, Any]:
+                        check_epsilon: float | None = None,
+                        feature_ranges: ArrayLike | None = None, ledger: str | None = None,
+                        learning_rate: float | None = None) -> dict[str, Any]:
     """`dpsgd-lab clipnorm recommend` on arrays, same names and defaults, computed by the same
-    library function. Remark 5.6: clip at G_1 = min_i G_i, chosen privately by RNMM with
+    library function. `feature_ranges` (shape (d, 2): documented min, max per feature) scales
+    the features into [-1, 1] at no privacy cost (the result's "preprocess" is the transform to
+    apply); `ledger` names a privacy-ledger file that records every spend (None: the caller
+    keeps the account); `learning_rate` overrides the public step-size rule (result
+    "learning_rate"); `check_epsilon` defaults to 0.05, and to 0 with `feature_ranges`. Remark 5.6: clip at G_1 = min_i G_i, chosen privately by RNMM with
     `share` of epsilon (default eps_RNMM = 0.3) on the public range [lo, hi]; DP-SGD gets the
     rest (basic composition), its noise multiplier calibrated for `steps` (or `epochs`;
     default 30 epochs) at `batch_size` (default min(500, n / 10)).

@@ -223,3 +223,26 @@ def test_predict_tanh_net_and_huber():
         dl.accuracy(wh, X, np.zeros(50), loss="huber")
     with pytest.raises(ValueError, match="no predictive model"):
         dl.predict(wh, X, loss="sharp")
+
+
+def test_feature_ranges_from_arrays_equal_the_cli_file(cli, root):
+    """The recipe's public ranges given as an array equal the CLI's --feature-ranges file: the
+    same hash split, transform, tau, step size and budget, bit for bit."""
+    path = root / "data" / "breast_cancer.csv"
+    ranges_file = root / "data" / "breast_cancer.ranges.csv"
+    rc, want, err = cli("clipnorm", "recommend", "--csv", path, "--label", "target",
+                        "--epsilon", 2, "--feature-ranges", ranges_file, "--test-fraction", 0.2,
+                        "--epochs", 30, "--seed", 3, "--json")
+    assert rc == 0, err
+    table = np.loadtxt(path, delimiter=",", skiprows=1)
+    header = path.read_text().splitlines()[0].split(",")
+    j = header.index("target")
+    X, y = np.delete(table, j, axis=1), table[:, j]
+    ranges = np.loadtxt(ranges_file, delimiter=",", skiprows=1, usecols=(1, 2))
+    got = dl.recommend_clip_norm(X, y, epsilon=2.0, feature_ranges=ranges, test_fraction=0.2,
+                                 epochs=30, seed=3)
+    for k in ("clip_norm", "learning_rate", "noise_multiplier", "steps", "batch_size", "n",
+              "n_test", "stages", "split"):
+        assert got[k] == want[k], k
+    assert got["preprocess"]["center"] == want["preprocess"]["center"]
+    assert got["preprocess"]["scale"] == want["preprocess"]["scale"]
