@@ -526,8 +526,9 @@ mod tests {
     #[test]
     fn a_constant_feature_gets_a_small_bound_and_the_bound_scale() {
         let n = 455;
-        let x: Vec<f64> = (0..n).flat_map(|i| [0.0, (i % 17) as f64]).collect();
-        let data = Dataset::new(x, vec![0.0; n], 2).unwrap();
+        // Feature 0: constant 0 (digits' empty pixels); feature 2: zero variance at 5.
+        let x: Vec<f64> = (0..n).flat_map(|i| [0.0, (i % 17) as f64, 5.0]).collect();
+        let data = Dataset::new(x, vec![0.0; n], 3).unwrap();
         let mut chosen: Vec<f64> = (0..40)
             .map(|s| {
                 let ps = private_standardize(
