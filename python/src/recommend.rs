@@ -69,19 +69,7 @@ pub fn recommend_clip_norm<'py>(
     ledger: Option<String>,
     learning_rate: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let feature_ranges = match feature_ranges {
-        Some(p) => {
-            let (v, rows, cols) = matrix(py, p, "feature_ranges")?;
-            if cols != 2 {
-                return Err(value_error(format!(
-                    "feature_ranges must have shape (d, 2) (min, max per feature), but has \
-                     ({rows}, {cols})"
-                )));
-            }
-            Some(PublicValues::Rows(v.chunks(2).map(<[f64]>::to_vec).collect()))
-        }
-        None => None,
-    };
+    let feature_ranges = pairs(py, feature_ranges, "feature_ranges", "min, max")?;
     let std_given = std_share.is_some()
         || feature_bounds.is_some()
         || public_scales.is_some()
@@ -145,21 +133,7 @@ pub fn recommend_clip_norm<'py>(
         }
         _ => return Err(value_error("give both X and y, or neither")),
     };
-    let public_scales = match public_scales {
-        Some(p) => {
-            let (v, rows, cols) = matrix(py, p, "public_scales")?;
-            if cols != 2 {
-                return Err(value_error(format!(
-                    "public_scales must have shape (d, 2) (mean, scale per feature), but has \
-                     ({rows}, {cols})"
-                )));
-            }
-            Some(PublicValues::Rows(
-                v.chunks(2).map(<[f64]>::to_vec).collect(),
-            ))
-        }
-        None => None,
-    };
+    let public_scales = pairs(py, public_scales, "public_scales", "mean, scale")?;
     let feature_bounds = match feature_bounds {
         Some(b) => Some(PublicValues::Rows(
             vector(py, b, "feature_bounds")?
@@ -229,4 +203,23 @@ pub fn recommend_clip_norm<'py>(
         out.set_item("d", py.None())?;
     }
     Ok(out)
+}
+
+/// A (d, 2) array of public per-feature pairs (`what` names the columns) as rows, or None.
+fn pairs<'py>(
+    py: Python<'py>,
+    a: Option<&Bound<'py, PyAny>>,
+    name: &str,
+    what: &str,
+) -> PyResult<Option<PublicValues>> {
+    let Some(a) = a else { return Ok(None) };
+    let (v, rows, cols) = matrix(py, a, name)?;
+    if cols != 2 {
+        return Err(value_error(format!(
+            "{name} must have shape (d, 2) ({what} per feature), but has ({rows}, {cols})"
+        )));
+    }
+    Ok(Some(PublicValues::Rows(
+        v.chunks(2).map(<[f64]>::to_vec).collect(),
+    )))
 }
