@@ -14,6 +14,42 @@ use crate::experiment::spec::fmt_k;
 use crate::plot::{Corner, Figure, Panels, Series, Style};
 
 const PANEL: (u32, u32) = (760, 560);
+/// Relative offset in phi between the k series of the worst-case figure.
+const DODGE: f64 = 0.04;
+
+/// The plot corner with the fewest points (on log axes), where the legend covers least data.
+fn emptiest_corner(series: &[Series]) -> Corner {
+    let pts: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|s| &s.points)
+        .filter(|p| p.0 > 0.0 && p.1 > 0.0)
+        .map(|p| (p.0.ln(), p.1.ln()))
+        .collect();
+    let mid = |f: fn(&(f64, f64)) -> f64| {
+        let (lo, hi) = pts
+            .iter()
+            .map(f)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(v), b.max(v))
+            });
+        0.5 * (lo + hi)
+    };
+    let (mx, my) = (mid(|p| p.0), mid(|p| p.1));
+    let count = |right: bool, upper: bool| {
+        pts.iter()
+            .filter(|p| (p.0 > mx) == right && (p.1 > my) == upper)
+            .count()
+    };
+    [
+        (Corner::UpperRight, count(true, true)),
+        (Corner::UpperLeft, count(false, true)),
+        (Corner::LowerRight, count(true, false)),
+        (Corner::LowerLeft, count(false, false)),
+    ]
+    .into_iter()
+    .min_by_key(|c| c.1)
+    .map_or(Corner::UpperRight, |c| c.0)
+}
 
 fn figure(title: String, x: &str, y: &str, series: Vec<Series>, legend: Corner) -> Figure {
     Figure {
@@ -36,7 +72,11 @@ fn worst(s: &WorstSummary) -> Figure {
         .all(|r| r.ratio.is_some());
     let mut series = Vec::new();
     let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    let groups = s.groups.len() as f64;
     for (i, g) in s.groups.iter().enumerate() {
+        // Series of different k at one phi can coincide (K.1's k = 2 and 4 both near 0.32):
+        // each is drawn DODGE apart in phi (the axis label says so) so that every one shows.
+        let dodge = (1.0 + DODGE).powf(i as f64 - (groups - 1.0) / 2.0);
         let pts: Vec<(f64, f64, f64, f64)> = g
             .rows
             .iter()
@@ -46,7 +86,7 @@ fn worst(s: &WorstSummary) -> Figure {
                 } else {
                     r.or_gd0
                 };
-                (r.phi, e.value, e.lo, e.hi)
+                (r.phi * dodge, e.value, e.lo, e.hi)
             })
             .collect();
         lo = pts.iter().map(|p| p.0).fold(lo, f64::min);
@@ -70,7 +110,7 @@ fn worst(s: &WorstSummary) -> Figure {
     }
     figure(
         format!("{}: worst case found (fresh re-estimates, 95%)", s.spec),
-        "phi",
+        "phi (each k drawn 4% apart)",
         if bound {
             "OR / bound at the worst instance"
         } else {
@@ -127,15 +167,15 @@ fn instances(cells: &[&WorstCell], d0: f64, title: String) -> [Figure; 2] {
             format!("{title}: G_i / G per component"),
             "share of the rows",
             "G_i / G",
-            weights,
-            Corner::UpperRight,
+            weights.clone(),
+            emptiest_corner(&weights),
         ),
         figure(
             format!("{title}: centres"),
             "share of the rows",
             "||c_j - mean centre|| / D0 (floor 1e-3)",
-            centres,
-            Corner::UpperRight,
+            centres.clone(),
+            emptiest_corner(&centres),
         ),
     ]
 }
