@@ -45,8 +45,9 @@ pub struct PipelineData {
     pub name: String,
     /// Every row.
     pub all: Dataset,
-    /// Its public ranges file, when it has one (the recipe then passes --feature-ranges).
-    pub ranges: Option<String>,
+    /// Its public ranges, read once from `data/NAME.ranges.csv` (the recipe passes that file as
+    /// --feature-ranges; the same values as rows give the same result bit for bit).
+    pub ranges: Option<Vec<(f64, f64)>>,
 }
 
 /// One (data set, epsilon, method) cell over the seeds.
@@ -79,7 +80,9 @@ pub fn datasets(root: &str) -> Result<Vec<PipelineData>> {
         out.push(PipelineData {
             name: name.into(),
             all,
-            ranges: Some(format!("{root}/data/{name}.ranges.csv")),
+            ranges: Some(read_ranges(std::path::Path::new(&format!(
+                "{root}/data/{name}.ranges.csv"
+            )))?),
         });
     }
     let spec: DataSpec = from_toml_str(
@@ -128,15 +131,10 @@ fn recipe(d: &PipelineData, eps: f64, seed: u64, raw: bool) -> Result<(f64, f64)
         test_fraction: Some(0.2),
         split_seed: seed,
         epochs: Some(30.0),
-        feature_ranges: match &d.ranges {
-            Some(p) => Some(PublicValues::Rows(
-                read_ranges(std::path::Path::new(p))?
-                    .into_iter()
-                    .map(|(a, b)| vec![a, b])
-                    .collect(),
-            )),
-            None => None,
-        },
+        feature_ranges: d
+            .ranges
+            .as_ref()
+            .map(|r| PublicValues::Rows(r.iter().map(|&(a, b)| vec![a, b]).collect())),
         ledger: None,
         learning_rate: None,
     };
@@ -201,7 +199,7 @@ fn acc_of(d: &PipelineData, seed: u64, pre: Fit<'_>, cfg: &DpSgdConfig) -> Resul
 fn ranges_pre(d: &PipelineData) -> Result<Option<Preprocess>> {
     d.ranges
         .as_ref()
-        .map(|p| Preprocess::from_ranges(&read_ranges(std::path::Path::new(p))?, "ranges"))
+        .map(|r| Preprocess::from_ranges(r, "ranges"))
         .transpose()
 }
 

@@ -373,8 +373,11 @@ pub fn config_data(cfg: &TrainConfig) -> Result<(Dataset, Option<Dataset>)> {
 /// The budget check against the `[privacy]` ledger: DP-SGD's accounted (epsilon, delta) must fit
 /// in what the ledger has left (basic composition, Dwork & Roth 2014, Theorem 3.16); the spend is
 /// then recorded before any training, so a rerun counts again.
-fn check_budget(b: &BudgetSpec, report: Option<&PrivacyReport>, seed: u64) -> Result<BudgetReport> {
-    let mut ledger = crate::privacy::ledger::Ledger::open(std::path::Path::new(&b.ledger))?;
+fn check_budget(
+    mut ledger: crate::privacy::ledger::Ledger,
+    report: Option<&PrivacyReport>,
+    seed: u64,
+) -> Result<BudgetReport> {
     let (eps, delta) = match report {
         Some(p) => (p.epsilon_spent, p.delta),
         None => {
@@ -454,19 +457,21 @@ fn train_inner(
         steps: dpsgd.steps,
         params: loss.param_dim(),
     };
-    // With a budget and no delta in the noise spec, DP-SGD is reported at the delta left.
-    let opts = match budget {
-        Some(b) if dpsgd.noise.delta().is_none() => ReportOptions {
-            delta: crate::privacy::ledger::Ledger::open(std::path::Path::new(&b.ledger))?
-                .remaining()
-                .1,
+    // The ledger is read once; with no delta in the noise spec, DP-SGD is reported at the delta
+    // it has left.
+    let ledger = budget
+        .map(|b| crate::privacy::ledger::Ledger::open(std::path::Path::new(&b.ledger)))
+        .transpose()?;
+    let opts = match &ledger {
+        Some(l) if dpsgd.noise.delta().is_none() => ReportOptions {
+            delta: l.remaining().1,
             ..opts.clone()
         },
         _ => opts.clone(),
     };
     let privacy = privacy_report(&opts, &dpsgd.noise, &inputs)?;
-    let budget = budget
-        .map(|b| check_budget(b, privacy.as_ref(), seed))
+    let budget = ledger
+        .map(|l| check_budget(l, privacy.as_ref(), seed))
         .transpose()?;
     let w0 = alg.initial_point(
         loss.param_dim(),
