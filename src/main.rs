@@ -84,7 +84,7 @@ enum Command {
     Cliplaw(cli::cliplaw::CliplawArgs),
     /// Worst case: search each upper bound's instance class for the data that make DP-SGD with
     /// the theorem's schedule do worst against its explicit bound; every reported number is a
-    /// fresh re-estimate (exit 2 on a violation that survives a large re-check).
+    /// fresh re-estimate (exit 1 on a violation that survives a large re-check).
     ///
     /// Runs every spec with a [search] table in simulations/worstcase/ (quick scale: under a
     /// minute; --full --report paper_refs/worstcase.md: the committed report).
@@ -293,6 +293,11 @@ fn main() {
         Command::Merge(a) => cli::merge::run(a),
     };
     if let Err(e) = result {
+        // Exit codes: 0 done (every check passed), 1 a check failed, 2 bad input or a failed run.
+        if let Some(failed) = e.downcast_ref::<cli::CheckFailed>() {
+            eprintln!("check failed: {failed}");
+            std::process::exit(1);
+        }
         // One line, no backtrace: the error chain joined by ": ".
         let msg = format!("{e:#}").replace('\n', " ");
         eprintln!("error: {}", dpsgd_lab::error::readable_numbers(&msg));

@@ -24,9 +24,13 @@ pub struct BatchArgs {
     /// Only specs whose name contains this.
     #[arg(long)]
     pub only: Option<String>,
-    /// Continue an interrupted run.
-    #[arg(long)]
+    /// Continue an interrupted run: keep the finished cells of each results file.
+    #[arg(long, conflicts_with = "fresh")]
     pub resume: bool,
+    /// Discard the finished cells of an earlier run and start over (without it, and without
+    /// --resume, a folder holding finished cells is refused rather than overwritten).
+    #[arg(long)]
+    pub fresh: bool,
     /// No progress bars.
     #[arg(long)]
     pub quiet: bool,
@@ -87,7 +91,7 @@ impl BatchArgs {
                 &RunOptions {
                     out: dir.clone(),
                     resume: self.resume,
-                    fresh: !self.resume,
+                    fresh: self.fresh,
                     shard: None,
                     progress: !self.quiet,
                     stop_after: None,

@@ -114,7 +114,7 @@ pub fn run(args: &CliplawArgs) -> Result<()> {
     beats_exit(&summaries)
 }
 
-/// An error (exit code 2) when a clip norm's min-risk slope lies above Thm 6.6's lower bound
+/// A failed check (exit code 1) when a clip norm's min-risk slope lies above Thm 6.6's lower bound
 /// exponent: a bug until explained. The report is written first.
 pub fn beats_exit(summaries: &[CliplawSummary]) -> Result<()> {
     let bad: Vec<String> = summaries
@@ -127,11 +127,11 @@ pub fn beats_exit(summaries: &[CliplawSummary]) -> Result<()> {
         })
         .collect();
     if !bad.is_empty() {
-        anyhow::bail!(
+        return super::check_failed(format!(
             "{} series have a min-risk slope interval above the lower bound's 1 - 1/k: {}",
             bad.len(),
             bad.join(", ")
-        );
+        ));
     }
     Ok(())
 }

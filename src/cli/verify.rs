@@ -113,16 +113,16 @@ fn report_name(only: Option<&str>) -> String {
     }
 }
 
-/// An error (exit code 2) when any series is a VIOLATION, so that scripts and CI can rely on
+/// A failed check (exit code 1) when any series is a VIOLATION, so that scripts and CI can rely on
 /// `verify`'s exit status; the table and report are written first.
 fn violation_exit(summaries: &[experiment::SpecSummary]) -> Result<()> {
     let bad = experiment::verdict::violations(summaries);
     if !bad.is_empty() {
-        anyhow::bail!(
+        return super::check_failed(format!(
             "{} series are VIOLATIONs (OR above the explicit bound): {}",
             bad.len(),
             bad.join(", ")
-        );
+        ));
     }
     Ok(())
 }

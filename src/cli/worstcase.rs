@@ -56,7 +56,7 @@ pub fn run(args: &WorstcaseArgs) -> Result<()> {
             &SearchOptions {
                 out: dir.clone(),
                 resume: b.resume,
-                fresh: !b.resume,
+                fresh: b.fresh,
             },
         )
         .with_context(|| format!("spec {}", f.display()))?;
@@ -95,11 +95,11 @@ pub fn run(args: &WorstcaseArgs) -> Result<()> {
         );
     }
     if !violations.is_empty() {
-        anyhow::bail!(
+        return super::check_failed(format!(
             "{} worst instances exceed their explicit bound on the re-check (VIOLATION), written as run specs: {}",
             violations.len(),
             violations.join(", ")
-        );
+        ));
     }
     Ok(())
 }

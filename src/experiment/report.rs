@@ -117,7 +117,7 @@ pub fn legend() -> String {
 (replicate r is one data set and one set of common random numbers at every phi; a resample draws replicates once for all cells).\n\
 - **minus control**: slope(series) - slope(its bounded-data control: same schedule and G, every G_i = G, same random streams), \
 paired interval. An interval containing 0 means the slope is not evidence about heavy tails.\n\
-- **max OR/bound**: largest mean risk / mean explicit bound over all cells (cells with a bound / cells); above 1 is a VIOLATION, and `verify` exits 2.\n\
+- **max OR/bound**: largest mean risk / mean explicit bound over all cells (cells with a bound / cells); above 1 is a VIOLATION, and `verify` exits 1.\n\
 - **bound / risk0**: largest mean bound / mean do-nothing risk (the risk at w0). At 1 or more the bound is vacuous: \
 not moving at all meets it, so no rate is stated for it.\n\
 - **OR / risk0**: range of mean risk / mean do-nothing risk: near 1 the run has barely moved.\n\

@@ -196,6 +196,24 @@ pub fn assert_one_line_error(out: &CliOutput, needle: &str) {
     }
 }
 
+/// The CLI's contract for a check that ran and failed (a VIOLATION, a beaten lower bound, an
+/// audit above its claim): exit code 1 and, after the outputs, one stderr line starting
+/// `check failed: ` that contains `needle`.
+#[track_caller]
+pub fn assert_check_failed(out: &CliOutput, needle: &str) {
+    let last = out.stderr.lines().last().unwrap_or_default();
+    assert!(
+        out.code == Some(1)
+            && last.starts_with("check failed: ")
+            && last.contains(needle)
+            && !out.stderr.contains("error: ")
+            && !out.stderr.contains("panicked"),
+        "exit {:?}, stderr {:?} (wants exit 1 and a last line `check failed: ` containing {needle:?})",
+        out.code,
+        out.stderr
+    );
+}
+
 /// A fresh, empty folder under the system's temporary folder, unique to this test process and
 /// `name` (an old one of the same name is removed first).
 pub fn tmpdir(name: &str) -> PathBuf {

@@ -1,7 +1,7 @@
 //! The shipped configs and `verify`, end to end: every `simulations/*.toml` parses and passes its
 //! library's validation at both scales (a spec that only fails under `verify --full` is caught
 //! here, in seconds), and `verify --specs DIR --only NAME` runs a tiny spec to a table, a report
-//! and exit code 0, or, when a series breaks its explicit bound, to a VIOLATION and exit code 2.
+//! and exit code 0, or, when a series breaks its explicit bound, to a VIOLATION and exit code 1.
 
 use std::path::Path;
 
@@ -10,7 +10,7 @@ use dpsgd_lab::config::{TrainConfig, from_toml_str, load_toml};
 use dpsgd_lab::data::generator::GeneratorSpec;
 use dpsgd_lab::experiment::{Scale, Spec};
 
-use crate::common::{self, ROOT, assert_one_line_error, cli};
+use crate::common::{self, ROOT, assert_check_failed, assert_one_line_error, cli};
 
 /// What kind of config a shipped file is, as the CLI would read it.
 #[derive(Debug, PartialEq)]
@@ -121,6 +121,37 @@ fn verify(dir: &Path, only: &str, out: &str) -> common::CliOutput {
     ])
 }
 
+/// A rerun into a folder of finished cells is refused (exit 2, nothing discarded) unless it says
+/// --resume (keeps them: the same summaries) or --fresh (starts over).
+#[test]
+fn verify_refuses_to_discard_finished_cells() {
+    let dir = verify_folder("verify-rerun");
+    let first = verify(&dir, "tiny_ok", "out");
+    assert!(first.success(), "{first:?}");
+    let cells = dir.join("out/tiny_ok/results.jsonl");
+    let before = std::fs::read_to_string(&cells).unwrap();
+    let again = verify(&dir, "tiny_ok", "out");
+    assert_one_line_error(&again, "--resume");
+    assert_eq!(std::fs::read_to_string(&cells).unwrap(), before);
+    for flag in ["--resume", "--fresh"] {
+        let o = cli([
+            "verify",
+            "--specs",
+            dir.join("specs").to_str().unwrap(),
+            "--only",
+            "tiny_ok",
+            "--out",
+            dir.join("out").to_str().unwrap(),
+            "--quiet",
+            "--json",
+            flag,
+        ]);
+        assert!(o.success(), "{flag}: {o:?}");
+        assert_eq!(o.last_json(), first.last_json(), "{flag}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn verify_runs_one_tiny_spec_end_to_end() {
     let dir = verify_folder("verify-ok");
@@ -213,12 +244,13 @@ fn verify_prints_a_compact_table_and_a_one_line_summary() {
 }
 
 #[test]
-fn verify_exits_2_on_a_planted_violation() {
+fn verify_exits_1_on_a_planted_violation() {
     let dir = verify_folder("verify-bad");
     let out = verify(&dir, "tiny_bad_g", "out");
-    // The table and report are written first, then one error line names the series.
-    assert_one_line_error(&out, "VIOLATION");
-    assert_one_line_error(&out, "tiny_bad_g k = 2");
+    // The table and report are written first, then one line names the series; exit 1 (a failed
+    // check), not 2 (bad input).
+    assert_check_failed(&out, "VIOLATION");
+    assert_check_failed(&out, "tiny_bad_g k = 2");
     let v = out.last_json();
     let verdict = v[0]["series"][0]["verdict"].as_str().unwrap();
     assert!(verdict.starts_with("VIOLATION: cell 0"), "{verdict}");
