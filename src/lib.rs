@@ -42,13 +42,15 @@
 //! # Layers
 //!
 //! Each module uses only modules on its own row's left or on rows below it; there is no cycle.
+//! `tests/tidy.rs` checks both against the imports.
 //!
 //! ```text
 //! cli, main                      the command line (src/cli, src/main.rs)
 //! experiment, clipnorm, audit,   Monte Carlo verification; the clip-norm study; privacy audit;
 //!   pipeline                       the private recipe measured end to end
-//! config, train                  run configurations and data sources, assembled from below;
-//!                                  one `train` run (CLI and Python share it)
+//! model, config, train           a flat parameter vector as a classifier; run configurations
+//!                                  and data sources, assembled from below; one `train` run
+//!                                  (CLI and Python share it)
 //! theory, lower_bound            the theorems' schedules and bounds; the Appendix L instance
 //! dpsgd -> privacy               Algorithm 1; accountants (fill dpsgd's Calibrator seam)
 //! loss, data, plot               per-sample losses; generators, CSV, summaries; figures
@@ -76,6 +78,7 @@ pub mod limits;
 pub mod linalg;
 pub mod loss;
 pub mod lower_bound;
+pub mod model;
 pub(crate) mod optimize;
 pub mod pipeline;
 pub mod plot;

@@ -6,8 +6,6 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::clipnorm::config::ModelSpec;
-use crate::clipnorm::model::Model;
 use crate::config::{BudgetSpec, DataSpec, TrainConfig};
 use crate::data::Dataset;
 use crate::dpsgd::{AccountantKind, Calibrator, DpSgd, DpSgdConfig, NoiseSpec, RunOutput};
@@ -15,6 +13,7 @@ use crate::error::{Error, Result, fmt_num};
 use crate::limits;
 use crate::linalg::dot;
 use crate::loss::{Loss, LossSpec, mean_grad, mean_value};
+use crate::model::Model;
 use crate::privacy;
 use crate::rng::{Purpose, stream};
 
@@ -524,31 +523,6 @@ fn progress_bar(on: bool, steps: usize) -> indicatif::ProgressBar {
     bar
 }
 
-/// Number of classes m of a classification loss with parameters `w` on `d` features, from the
-/// weight layout (see [`predict`]); None for a loss that does not classify.
-fn classes_of(loss: &LossSpec, w_len: usize, d: usize) -> Result<Option<(ModelSpec, usize)>> {
-    let (spec, fixed, per_class) = match loss {
-        LossSpec::Logistic { .. } => (ModelSpec::Softmax, 0, d + 1),
-        LossSpec::TanhNet { hidden, .. } => (
-            ModelSpec::TanhNet {
-                hidden: *hidden,
-                init_scale: 1.0,
-            },
-            hidden * (d + 1),
-            hidden + 1,
-        ),
-        _ => return Ok(None),
-    };
-    let rest = w_len.checked_sub(fixed).unwrap_or(usize::MAX);
-    if rest == usize::MAX || !rest.is_multiple_of(per_class) || rest / per_class < 2 {
-        return Err(Error::param(format!(
-            "w has {w_len} entries, which is not the layout of the loss on d = {d} features \
-             ({fixed} + m x {per_class} for m >= 2 classes)"
-        )));
-    }
-    Ok(Some((spec, rest / per_class)))
-}
-
 /// Predicted classes argmax_j of the logits for the rows of `x` (row-major, `d` features each).
 ///
 /// Weight layout (flat `w`, as `train` returns w_priv): for the logistic (softmax) loss, W in
@@ -563,12 +537,11 @@ pub fn predict(loss: &LossSpec, w: &[f64], x: &[f64], d: usize) -> Result<Vec<us
             x.len()
         )));
     }
-    let Some((spec, m)) = classes_of(loss, w.len(), d)? else {
+    let Some(model) = Model::for_weights(loss, w.len(), d)? else {
         return Err(Error::param(format!(
             "the {loss:?} loss does not classify; predict needs logistic or tanh_net"
         )));
     };
-    let model = Model::new(&spec, d, m)?;
     let mut buf = Vec::new();
     x.chunks(d)
         .map(|row| {
@@ -582,12 +555,12 @@ pub fn predict(loss: &LossSpec, w: &[f64], x: &[f64], d: usize) -> Result<Vec<us
 /// Fraction of `data`'s rows whose label predict gives (a diverged, non-finite w scores 0);
 /// weight layout as in [`predict`].
 pub fn accuracy(loss: &LossSpec, w: &[f64], data: &Dataset) -> Result<f64> {
-    let Some((spec, m)) = classes_of(loss, w.len(), data.d)? else {
+    let Some(model) = Model::for_weights(loss, w.len(), data.d)? else {
         return Err(Error::param(format!(
             "the {loss:?} loss does not classify; accuracy needs logistic or tanh_net"
         )));
     };
-    Ok(Model::new(&spec, data.d, m)?.accuracy(w, data))
+    Ok(model.accuracy(w, data))
 }
 
 /// Train and test accuracy of w for a classification loss; None for other losses.
@@ -597,7 +570,7 @@ fn classification_accuracy(
     data: &Dataset,
     test: Option<&Dataset>,
 ) -> Result<Option<Accuracy>> {
-    if classes_of(loss, w.len(), data.d)?.is_none() {
+    if Model::for_weights(loss, w.len(), data.d)?.is_none() {
         return Ok(None);
     }
     Ok(Some(Accuracy {

@@ -11,7 +11,9 @@
 //! 4. no `.unwrap()` outside tests (a value that cannot be missing gets `.expect("why")`), and every
 //!    `.expect` states its reason in a string;
 //! 5. no internal issue references ("issue 16", "privacy-3") in the user docs (README.md, docs/,
-//!    paper_refs/, data/README.md): the tracker is not part of the repository.
+//!    paper_refs/, data/README.md): the tracker is not part of the repository;
+//! 6. the layer diagram in `src/lib.rs` ("# Layers") is true: every top-level module is on it
+//!    once, and each imports only modules on rows below its own or to its left on its row.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,23 +24,6 @@ const MAX_FN_LINES: usize = 120;
 
 /// Functions allowed over [`MAX_FN_LINES`] for now: (file, function, why). Shrink to zero.
 const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
-    (
-        "src/experiment/replicate.rs",
-        "run_on_data",
-        "one replicate's schedule and runs on built data; to become schedule / measure stages \
-         once each theorem carries its own experiment capability (the runner still knows theorem \
-         letters)",
-    ),
-    (
-        "src/clipnorm/methods.rs",
-        "compare",
-        "the methods table of the clip-norm study in one pass over the cells; to split by method",
-    ),
-    (
-        "src/experiment/spec.rs",
-        "new",
-        "the spec's validation in one body; to become a checked Plan type separate from the TOML",
-    ),
     (
         "src/audit/one_run/mod.rs",
         "run_one_run",
@@ -444,6 +429,105 @@ fn all_circles(edges: &[(Vec<String>, Vec<String>)]) -> Vec<(String, Vec<String>
     out
 }
 
+/// The rows of the layer diagram in lib.rs's doc (the ```text block after "# Layers"), top row
+/// first, each its modules left to right. A row starts at a line whose first column (the
+/// [`LAYER_COLUMN`] characters before the description) names modules; a line indented by two
+/// spaces continues the row above; names are separated by commas or "->".
+fn layer_rows(lib: &str) -> Vec<Vec<String>> {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut inside = false;
+    let mut after_heading = false;
+    for line in lib.lines() {
+        let line = line.strip_prefix("//!").unwrap_or(line);
+        let line = line.strip_prefix(' ').unwrap_or(line);
+        if line.trim() == "# Layers" {
+            after_heading = true;
+            continue;
+        }
+        if after_heading && line.trim() == "```text" {
+            inside = true;
+            continue;
+        }
+        if inside && line.trim() == "```" {
+            break;
+        }
+        if !inside {
+            continue;
+        }
+        let column: String = line.chars().take(LAYER_COLUMN).collect();
+        let names: Vec<String> = column
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|s| !s.is_empty() && *s != "->")
+            .map(str::to_string)
+            .collect();
+        if names.is_empty() {
+            continue;
+        }
+        if line.starts_with("  ") && !line.starts_with("   ") {
+            if let Some(last) = rows.last_mut() {
+                last.extend(names);
+            }
+        } else {
+            rows.push(names);
+        }
+    }
+    rows
+}
+
+/// Width of the diagram's module column (the description starts after it).
+const LAYER_COLUMN: usize = 31;
+
+/// The imports between top-level modules that break the diagram `rows` (a module using one on a
+/// row above, or to its right on its own row), and the modules of `declared` missing from it or
+/// on it twice.
+fn layer_breaks(
+    rows: &[Vec<String>],
+    edges: &[(Vec<String>, Vec<String>)],
+    declared: &BTreeSet<String>,
+) -> Vec<String> {
+    let mut place: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (r, row) in rows.iter().enumerate() {
+        for (c, m) in row.iter().enumerate() {
+            if place.insert(m.as_str(), (r, c)).is_some() {
+                out.push(format!("{m} is on the diagram twice"));
+            }
+        }
+    }
+    for m in declared {
+        if !place.contains_key(m.as_str()) {
+            out.push(format!(
+                "module {m} is not on the diagram: add it to the row it belongs to"
+            ));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (a, b) in edges {
+        let (Some(a), Some(b)) = (a.first(), b.first()) else {
+            continue;
+        };
+        if a == b || !seen.insert((a.clone(), b.clone())) {
+            continue;
+        }
+        let (Some(&(ra, ca)), Some(&(rb, cb))) = (place.get(a.as_str()), place.get(b.as_str()))
+        else {
+            continue;
+        };
+        if rb < ra || (rb == ra && cb > ca) {
+            out.push(format!(
+                "{a} imports {b}, which the diagram puts {}",
+                if rb < ra {
+                    "on a row above"
+                } else {
+                    "to its right on its row"
+                }
+            ));
+        }
+    }
+    out
+}
+
 /// Lines of `text` that name an internal issue ("issue 16", "issues 12, 33", "issue privacy-2",
 /// "(privacy-3)"): (line number, line).
 fn issue_references(text: &str) -> Vec<(usize, String)> {
@@ -559,6 +643,68 @@ fn no_import_circle_at_any_level() {
         "import circles (level: members): {found:?}; cut each by moving the shared item down to \
          the module both use (docs/architecture.md: dependencies point down the layers)"
     );
+}
+
+#[test]
+fn imports_follow_the_layer_diagram_of_lib_rs() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let rows = layer_rows(&lib);
+    assert!(
+        rows.len() >= 5,
+        "no layer diagram found in src/lib.rs: {rows:?}"
+    );
+    let declared: BTreeSet<String> = lib
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l
+                .strip_prefix("pub mod ")
+                .or_else(|| l.strip_prefix("pub(crate) mod "))?;
+            Some(rest.trim_end_matches(';').to_string())
+        })
+        .collect();
+    let breaks = layer_breaks(&rows, &module_edges(&src()), &declared);
+    assert!(
+        breaks.is_empty(),
+        "the layer diagram in src/lib.rs is not true: {breaks:?}; move the shared item down to a \
+         module both may use, or, if the design really changed, redraw the diagram (and \
+         docs/architecture.md) in the same change"
+    );
+}
+
+#[test]
+fn planted_layer_breaks_are_found() {
+    let lib = "//! # Layers\n//!\n//! ```text\n//! cli, main                      the command line\n\
+               //! train, clipnorm,               runs; the study\n//!   audit                          \
+               and audit\n//!                                  (a description line)\n//! loss -> \
+               privacy                bottom\n//! ```\n";
+    let rows = layer_rows(lib);
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        rows,
+        vec![
+            s(&["cli", "main"]),
+            s(&["train", "clipnorm", "audit"]),
+            s(&["loss", "privacy"])
+        ]
+    );
+    let m = |x: &str| vec![x.to_string()];
+    let declared: BTreeSet<String> = ["train", "clipnorm", "audit", "loss", "privacy", "plot"]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+    let ok = vec![
+        (m("clipnorm"), m("train")),
+        (m("privacy"), m("loss")),
+        (m("audit"), m("loss")),
+    ];
+    assert_eq!(
+        layer_breaks(&rows, &ok, &declared),
+        vec!["module plot is not on the diagram: add it to the row it belongs to"]
+    );
+    // train -> clipnorm (to its right on its row) and loss -> audit (a row above).
+    let bad = vec![(m("train"), m("clipnorm")), (m("loss"), m("audit"))];
+    assert_eq!(layer_breaks(&rows, &bad, &declared).len(), 3);
 }
 
 #[test]

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::DataSpec;
 use crate::error::{Error, Result, check_open, check_positive};
+use crate::model::ModelSpec;
 use crate::privacy::AccountantKind;
 
 /// The learning-rate grid of Section 5.2.
@@ -123,28 +124,6 @@ impl Default for MethodsSpec {
 
 fn default_test_fraction() -> f64 {
     0.2
-}
-
-/// Which model is trained.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum ModelSpec {
-    /// Multinomial logistic regression (a softmax layer), Section 5.2; w_0 = 0.
-    #[default]
-    Softmax,
-    /// The two-layer tanh network of Appendix C; w_0 ~ N(0, init_scale^2 / fan_in) per layer
-    /// (approximated by one scale: init_scale / sqrt(d + 1)).
-    TanhNet {
-        /// Hidden units h.
-        hidden: usize,
-        /// Scale of the initial weights before the 1 / sqrt(d + 1) fan-in factor (default 1).
-        #[serde(default = "one")]
-        init_scale: f64,
-    },
-}
-
-fn one() -> f64 {
-    1.0
 }
 
 /// Training and privacy settings.

@@ -13,11 +13,11 @@
 //! results do not depend on the thread count. Finished cells are appended to a JSONL file
 //! ([`record`], on [`crate::results_file`]) and skipped on `--resume`.
 
+pub mod comparison;
 pub mod config;
 pub mod figure;
 pub mod grid;
 pub mod methods;
-pub mod model;
 pub mod recommend;
 pub mod record;
 pub mod table;
@@ -42,11 +42,12 @@ use crate::rng::{Purpose, stream};
 use crate::stats::quantile_sorted;
 use crate::theory::alpha::{AlphaOptions, estimate_alpha};
 
-pub use config::{MethodsSpec, ModelSpec, Study, StudyConfig};
+pub use crate::model::{Model, ModelSpec};
+pub use comparison::MethodComparison;
+pub use config::{MethodsSpec, Study, StudyConfig};
 pub use grid::{Cell, CellKind, Group, TauPoint};
 pub use methods::{
-    MethodComparison, adaptive_count_share, adaptive_effective_z, adaptive_noise_split,
-    count_noise_for_share,
+    adaptive_count_share, adaptive_effective_z, adaptive_noise_split, count_noise_for_share,
 };
 pub use record::RunRecord;
 pub use table::{Entry, EpsColumn, Recommendation, StudyTable, TheoryReport};
@@ -151,7 +152,7 @@ pub fn run_study(study: &Study, opts: &RunOptions) -> Result<StudyOutcome> {
     let mut files = vec![trained.path.display().to_string()];
     files.extend(write_outputs(study, opts, &table, &recs)?);
     let comparison = plan.as_ref().map(|p| {
-        methods::compare(
+        comparison::compare(
             &table,
             p,
             cfg.rnmm.as_ref().map(|r| r.epsilon),
@@ -180,7 +181,7 @@ struct StudyData {
     train: Dataset,
     test: Dataset,
     classes: usize,
-    model: model::Model,
+    model: Model,
     g_sorted: Option<Vec<f64>>,
 }
 
@@ -198,7 +199,7 @@ impl StudyData {
                 "a classification study needs at least 2 classes, but the labels have {classes}"
             )));
         }
-        let model = model::Model::new(&cfg.model, train.d, classes)?;
+        let model = Model::new(&cfg.model, train.d, classes)?;
         model.loss().check_data(&train)?;
         model.loss().check_data(&test)?;
         let g_sorted = match cfg.model {
@@ -521,11 +522,11 @@ fn write_comparison(
     if opts.figure {
         let png = opts.out.join(&fig_name);
         let svg = opts.out.join(format!("{stem}.svg"));
-        methods::figure(m, table.baseline.as_ref().map(|b| b.mean)).save(&png, &svg)?;
+        comparison::figure(m, table.baseline.as_ref().map(|b| b.mean)).save(&png, &svg)?;
         files.push(png.display().to_string());
         files.push(svg.display().to_string());
     }
-    let md = methods::markdown(
+    let md = comparison::markdown(
         m,
         &table.learning_rates,
         opts.figure.then_some(fig_name.as_str()),
@@ -553,7 +554,7 @@ fn write(path: &Path, text: &str) -> Result<()> {
 /// Armijo backtracking from 0; f_i^* = 0 for softmax cross-entropy, so Delta is the mean loss,
 /// and any iterate gives an upper estimate), and Definition 5.3's alpha(G_1), estimated.
 pub fn theorem_5_4(
-    model: &model::Model,
+    model: &Model,
     data: &Dataset,
     g_sorted: &[f64],
     spec: &config::TheorySpec,

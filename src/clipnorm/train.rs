@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::loss::PerSampleBound;
 use crate::rng::{Purpose, stream};
 
-use super::model::Model;
+use crate::model::Model;
 
 /// What every run of a study shares.
 pub struct Setup<'a> {

@@ -30,7 +30,7 @@ pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>)
     let mut series = Vec::new();
     let mut any_bound = false;
     let mut any_control = false;
-    let color_of = |i: usize| spec.raw.series[i].stream_series(i);
+    let color_of = |i: usize| spec.series[i].stream_series(i);
     for (i, x) in s.series.iter().enumerate() {
         let cs: Vec<&CellResult> = cells.values().filter(|c| c.series == i).collect();
         let mut pts = Vec::new();

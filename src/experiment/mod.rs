@@ -19,6 +19,7 @@ pub mod runner;
 pub mod search_table;
 pub mod solver;
 pub mod spec;
+pub mod spec_file;
 pub mod theorem;
 pub mod verdict;
 pub mod worstcase;

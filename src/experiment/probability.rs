@@ -67,7 +67,7 @@ pub(crate) fn probability_check(spec: &Spec, s: usize, cs: &[&CellResult]) -> Op
     if !raw.fresh_data {
         return None;
     }
-    let claimed = claimed_probability(raw.theorem, raw.constants.gamma, raw.series[s].k)?;
+    let claimed = claimed_probability(raw.theorem, raw.constants.gamma, spec.series[s].k)?;
     let c = cs.iter().min_by(|a, b| a.phi.total_cmp(&b.phi))?;
     let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
     let b = b?;

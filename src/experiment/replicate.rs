@@ -74,11 +74,11 @@ pub fn build_data(spec: &Spec, s: usize, n: usize, r: usize) -> Result<Dataset> 
     let ds = spec.series_data(s, (spec.raw.sweep.vary == Vary::N).then_some(n))?;
     // A control draws from its series' data stream (a common random number where the two
     // generators consume the stream alike).
-    let ss = spec.raw.series[s].stream_series(s);
+    let ss = spec.series[s].stream_series(s);
     let base = derive_seed(spec.raw.seed, ss as u64, Purpose::Other(DATA_TAG));
     let rep = if spec.raw.fresh_data { r as u64 } else { 0 };
     let mut data = ds.build(&mut stream(base, rep, Purpose::Data))?;
-    if let Some(h) = spec.raw.series[s].heavy_shift {
+    if let Some(h) = spec.series[s].heavy_shift {
         heavy_shift(&mut data, h);
     }
     Ok(data)
@@ -198,7 +198,7 @@ pub fn run_replicate(
     let data = build_data(spec, s, point.n, r)?;
     let seed = derive_seed(
         spec.raw.seed,
-        spec.raw.series[s].stream_series(s) as u64,
+        spec.series[s].stream_series(s) as u64,
         Purpose::Other(RUN_TAG),
     );
     run_on_data(spec, c, point, &data, seed, r)
@@ -208,6 +208,10 @@ pub fn run_replicate(
 /// (run 0 takes stream r of `seed`; further runs on the data set derive their own seeds from
 /// it). `run_replicate` passes its series' run seed; a search over data sets passes its own
 /// seeds, the same for every candidate (common random numbers).
+///
+/// Stages: the problem (loss, exact reference, start, feasible set), the theorem's constants
+/// for this data set, the prescription (C, clip rule, schedule), DP-SGD's configuration (noise
+/// calibrated for a clip-norm sweep), then the runs measured at their pre-drawn iterates.
 pub fn run_on_data(
     spec: &Spec,
     c: usize,
@@ -218,63 +222,159 @@ pub fn run_on_data(
 ) -> Result<(ReplicateResult, u64)> {
     let (s, _) = spec.cell(c);
     let raw = &spec.raw;
-    let ser = &raw.series[s];
-    let loss = raw.loss.build(data)?;
-    let reference = solver::solve(&raw.loss, loss.as_ref(), data)?;
-    let p = loss.param_dim();
-    let u = 1.0 / (p as f64).sqrt();
-    let (w0, d0) = match raw.constants.w0 {
-        Some(StartSpec::Zero) => (vec![0.0; p], norm2(&reference.w_star)),
-        _ => {
-            let d0 = raw.constants.dist0;
-            (reference.w_star.iter().map(|w| w + d0 * u).collect(), d0)
-        }
+    let problem = Problem::new(spec, data)?;
+    let g = moment_bound_g(spec, spec.series[s].data_series(s))?;
+    let gi = per_sample_lipschitz(problem.loss.as_ref(), data);
+    let params = theory_params(spec, (c, r), point, &problem, data, gi.as_deref(), g)?;
+    let setup = ScheduleInputs {
+        sched: schedule_theorem(raw.theorem),
+        params,
+        point: *point,
     };
-    if raw.constants.w0 != Some(StartSpec::Zero) {
-        check_start(loss.as_ref(), data, &reference.w_star, &w0, d0)?;
-    }
-    let projection = match raw.radius {
-        Some(rad) => {
-            // w* may lie on the boundary (the Appendix L minimizer is a unit vector).
-            let slack = rad * (1.0 + 1e-12);
-            if norm2(&reference.w_star) > slack || norm2(&w0) > slack {
-                return Err(Error::Config(format!(
-                    "W = ball of radius {rad} must contain w* (||w*|| = {:.4}) and w0 (||w0|| = {:.4}); enlarge radius or shrink dist0",
-                    norm2(&reference.w_star),
-                    norm2(&w0)
-                )));
+    let (cst, clip) = free_constant_and_clip(spec, s, &setup, gi.as_deref())?;
+    let pres = setup.prescription(cst, clip)?;
+    let (mut cfg, noise_multiplier) = dpsgd_config(spec, point, &pres, problem.projection)?;
+    let bound = match clip {
+        ClipNorm::Fixed(_) => None,
+        ClipNorm::Theorem if raw.theorem.is_lower_bound() => {
+            lower_bound_value(spec, s, g, point.phi)?
+        }
+        ClipNorm::Theorem => pres.bound,
+    };
+    let steps = cfg.steps;
+    let RunSchedule { tau, eta, .. } = pres.run_schedule()?;
+    let lambda_s = solver::lambda_min_at_optimum(
+        &raw.loss,
+        problem.loss.as_ref(),
+        data,
+        &problem.reference.w_star,
+    )
+    .map(|l| l * eta * steps as f64);
+    let grad_risk = gradient_risk(raw.theorem);
+    let mut gbuf = vec![0.0; problem.loss.param_dim()];
+    let risk0 = risk_at(
+        problem.loss.as_ref(),
+        data,
+        &problem.w0,
+        problem.reference.f_star,
+        grad_risk,
+        &mut gbuf,
+    );
+    cfg.init = Init::Point {
+        w: problem.w0.clone(),
+    };
+    let alg = DpSgd::new(cfg, data.n, None)?;
+    let (risk, clipped) = measure_runs(spec, &alg, &problem, data, (seed, r), &mut gbuf)?;
+    Ok((
+        ReplicateResult {
+            risk,
+            risk0: Some(risk0),
+            clipped: Some(clipped),
+            noise_multiplier,
+            lambda_s,
+            bound,
+            c: cst,
+            tau,
+            eta,
+            f_star: problem.reference.f_star,
+            g,
+        },
+        steps as u64,
+    ))
+}
+
+/// The optimization problem of one data set: the loss, its exact minimizer, the start w0 at
+/// distance d0 and the feasible set.
+struct Problem {
+    loss: Box<dyn Loss>,
+    reference: Reference,
+    w0: Vec<f64>,
+    d0: f64,
+    projection: Projection,
+}
+
+impl Problem {
+    /// w0 = w* + dist0 (1, ..., 1)/sqrt(p), or 0 (then d0 = ||w*||); W = the ball of the
+    /// spec's radius, which must hold w* and w0.
+    fn new(spec: &Spec, data: &Dataset) -> Result<Problem> {
+        let raw = &spec.raw;
+        let loss = raw.loss.build(data)?;
+        let reference = solver::solve(&raw.loss, loss.as_ref(), data)?;
+        let p = loss.param_dim();
+        let u = 1.0 / (p as f64).sqrt();
+        let (w0, d0) = match raw.constants.w0 {
+            Some(StartSpec::Zero) => (vec![0.0; p], norm2(&reference.w_star)),
+            _ => {
+                let d0 = raw.constants.dist0;
+                (reference.w_star.iter().map(|w| w + d0 * u).collect(), d0)
             }
-            Projection::L2Ball { radius: rad }
+        };
+        if raw.constants.w0 != Some(StartSpec::Zero) {
+            check_start(loss.as_ref(), data, &reference.w_star, &w0, d0)?;
         }
-        None => Projection::None,
-    };
-    let g = moment_bound_g(spec, ser.data_series(s))?;
-    let sched = schedule_theorem(raw.theorem);
+        let projection = match raw.radius {
+            Some(rad) => {
+                // w* may lie on the boundary (the Appendix L minimizer is a unit vector).
+                let slack = rad * (1.0 + 1e-12);
+                if norm2(&reference.w_star) > slack || norm2(&w0) > slack {
+                    return Err(Error::Config(format!(
+                        "W = ball of radius {rad} must contain w* (||w*|| = {:.4}) and w0 (||w0|| = {:.4}); enlarge radius or shrink dist0",
+                        norm2(&reference.w_star),
+                        norm2(&w0)
+                    )));
+                }
+                Projection::L2Ball { radius: rad }
+            }
+            None => Projection::None,
+        };
+        Ok(Problem {
+            loss,
+            reference,
+            w0,
+            d0,
+            projection,
+        })
+    }
+}
+
+/// The constants the theorem's schedule and bound need from this data set: k, G, gamma, D0,
+/// D_W for all; H.1's tau (from the clip rule), Delta(w*) and alpha(tau) (Defs 5.2, 5.3); K.1's
+/// sharp-growth radius D (Assumption 6.4); N.1's smoothness L and f(w0) - f*.
+fn theory_params(
+    spec: &Spec,
+    (c, r): (usize, usize),
+    point: &SweepPoint,
+    problem: &Problem,
+    data: &Dataset,
+    gi: Option<&[f64]>,
+    g: f64,
+) -> Result<TheoryParams> {
+    let raw = &spec.raw;
+    let (s, _) = spec.cell(c);
+    let ser = &spec.series[s];
+    let loss = problem.loss.as_ref();
+    let reference = &problem.reference;
     let mut params = TheoryParams {
         k: Some(ser.k),
         g: Some(g),
         gamma: raw.constants.gamma,
-        dist0: Some(d0),
+        dist0: Some(problem.d0),
         d_w: raw.radius.map(|r| 2.0 * r),
         ..Default::default()
     };
-    let gi = per_sample_lipschitz(loss.as_ref(), data);
-    match sched.full_version() {
+    match schedule_theorem(raw.theorem).full_version() {
         TheoremId::H1 => {
-            let gi = gi
-                .clone()
-                .ok_or_else(|| Error::Config("Thm H.1 needs per-sample G_i".into()))?;
+            let gi = gi.ok_or_else(|| Error::Config("Thm H.1 needs per-sample G_i".into()))?;
             let g_n = gi.iter().cloned().fold(0.0, f64::max);
             let tau = match ser.clip {
                 ClipRule::Theorem => g_n,
-                ClipRule::Quantile(q) => quantile(&gi, q),
+                ClipRule::Quantile(q) => quantile(gi, q),
                 ClipRule::Fixed(t) => t.min(g_n),
             };
-            let fi = crate::theory::alpha::per_sample_minima(&raw.loss, loss.as_ref(), data)?;
-            let delta =
-                crate::theory::alpha::delta_star(loss.as_ref(), data, &reference.w_star, &fi)?;
+            let fi = crate::theory::alpha::per_sample_minima(&raw.loss, loss, data)?;
+            let delta = crate::theory::alpha::delta_star(loss, data, &reference.w_star, &fi)?;
             let alpha = crate::theory::estimate_alpha(
-                loss.as_ref(),
+                loss,
                 data,
                 &fi,
                 tau,
@@ -292,7 +392,7 @@ pub fn run_on_data(
             params.alpha = Some(alpha.value.max(1.0));
         }
         TheoremId::K1 => {
-            params.d_sharp = sharp_growth_radius(&raw.loss, data, &reference, ser.k, g, point.phi);
+            params.d_sharp = sharp_growth_radius(&raw.loss, data, reference, ser.k, g, point.phi);
         }
         TheoremId::N1 => {
             let l = (0..data.n)
@@ -301,32 +401,49 @@ pub fn run_on_data(
                 .map(|v| v / data.n as f64)
                 .ok_or_else(|| Error::Config("Thm N.1 needs per-sample smoothness".into()))?;
             params.l = Some(l);
-            params.f_gap = Some((mean_value(loss.as_ref(), &w0, data) - reference.f_star).max(0.0));
+            params.f_gap = Some((mean_value(loss, &problem.w0, data) - reference.f_star).max(0.0));
         }
         _ => {}
     }
-    let setup = ScheduleInputs {
-        sched,
-        params,
-        point: *point,
-    };
-    let cst = match (sched.full_version(), raw.constants.c) {
+    Ok(params)
+}
+
+/// The free constant C of eta (given, or the bound's minimizer; I.1 has none: C = D_W) and the
+/// clip norm of series `s`: the theorem's, or for an ablation a fixed tau with the theorem's eta
+/// formula at that tau (and no bound). H.1 holds for any tau, so its rule is inside the theorem.
+fn free_constant_and_clip(
+    spec: &Spec,
+    s: usize,
+    setup: &ScheduleInputs,
+    gi: Option<&[f64]>,
+) -> Result<(f64, ClipNorm)> {
+    let theorem = setup.sched.full_version();
+    let cst = match (theorem, spec.raw.constants.c) {
         // Thm I.1 has no free C: its eta is the convex formula with C = D_W (before Eq. 58).
         (TheoremId::I1, _) => setup.params.d_w.unwrap_or(f64::NAN),
         (_, FreeConstant::Value(v)) => v,
         (_, FreeConstant::Rule(_)) => setup.optimal_c()?,
     };
-    // Ablation: a clip norm that does not grow as phi shrinks, with the theorem's eta formula at
-    // that tau (and no bound); H.1 holds for any tau, so its rule is inside the theorem.
-    let clip = match ser.clip {
-        ClipRule::Fixed(t) if sched.full_version() != TheoremId::H1 => ClipNorm::Fixed(t),
-        ClipRule::Quantile(q) if sched.full_version() != TheoremId::H1 => {
-            ClipNorm::Fixed(quantile(gi.as_deref().unwrap_or(&[1.0]), q))
+    let clip = match spec.series[s].clip {
+        ClipRule::Fixed(t) if theorem != TheoremId::H1 => ClipNorm::Fixed(t),
+        ClipRule::Quantile(q) if theorem != TheoremId::H1 => {
+            ClipNorm::Fixed(quantile(gi.unwrap_or(&[1.0]), q))
         }
         _ => ClipNorm::Theorem,
     };
-    let pres = setup.prescription(cst, clip)?;
-    let d = spec.dim()? as f64;
+    Ok((cst, clip))
+}
+
+/// DP-SGD's configuration at the sweep point (Thm 3.4's noise), and for a clip-norm sweep the
+/// noise multiplier calibrated to (epsilon, delta) by its accountant instead (Thm 3.4 with
+/// nu = 1 is not shown to be (epsilon, delta)-DP), so that Thm 6.6 applies to every arm.
+fn dpsgd_config(
+    spec: &Spec,
+    point: &SweepPoint,
+    pres: &crate::theory::Prescription,
+    projection: Projection,
+) -> Result<(crate::dpsgd::DpSgdConfig, Option<f64>)> {
+    let raw = &spec.raw;
     let b = raw.batch_size;
     if b > point.n as f64 {
         return Err(Error::param(format!(
@@ -337,7 +454,7 @@ pub fn run_on_data(
     let mut cfg = pres.dpsgd_config(
         &PhiInputs {
             n: point.n as f64,
-            d,
+            d: spec.dim()? as f64,
             epsilon: point.epsilon,
             delta: raw.privacy.delta,
             nu: raw.privacy.nu,
@@ -345,22 +462,12 @@ pub fn run_on_data(
         b,
         projection,
     )?;
-    let bound = match clip {
-        ClipNorm::Fixed(_) => None,
-        ClipNorm::Theorem if raw.theorem.is_lower_bound() => {
-            lower_bound_value(spec, s, g, point.phi)?
-        }
-        ClipNorm::Theorem => pres.bound,
-    };
-    let steps = cfg.steps;
-    // A clip-norm sweep calibrates the noise to (epsilon, delta) with an accountant (Thm 3.4
-    // with nu = 1 is not shown to be (epsilon, delta)-DP), so that Thm 6.6 applies to every arm.
     let noise_multiplier = match &raw.clip_sweep {
         Some(cs) => {
             let z = crate::privacy::calibrate::calibrated_z(
                 cs.accountant,
                 b / point.n as f64,
-                steps,
+                cfg.steps,
                 point.epsilon,
                 raw.privacy.delta,
             )?;
@@ -369,24 +476,27 @@ pub fn run_on_data(
         }
         None => None,
     };
-    let RunSchedule { tau, eta, .. } = pres.run_schedule()?;
-    let grad_risk = gradient_risk(raw.theorem);
-    let mut gbuf = vec![0.0; p];
-    let risk0 = risk_at(
-        loss.as_ref(),
-        data,
-        &w0,
-        reference.f_star,
-        grad_risk,
-        &mut gbuf,
-    );
-    let lambda_s = solver::lambda_min_at_optimum(&raw.loss, loss.as_ref(), data, &reference.w_star)
-        .map(|l| l * eta * steps as f64);
-    cfg.init = Init::Point { w: w0 };
-    let alg = DpSgd::new(cfg, data.n, None)?;
+    Ok((cfg, noise_multiplier))
+}
+
+/// The replicate's risk and clipped fraction: the mean over its `runs_per_data` runs of the risk
+/// at K stratified iterates (pre-drawn from the run's own stream) and of the clipped fraction.
+fn measure_runs(
+    spec: &Spec,
+    alg: &DpSgd,
+    problem: &Problem,
+    data: &Dataset,
+    (seed, r): (u64, usize),
+    gbuf: &mut [f64],
+) -> Result<(f64, f64)> {
+    let runs = spec.raw.runs_per_data;
+    let grad_risk = gradient_risk(spec.raw.theorem);
+    let loss = problem.loss.as_ref();
+    let f_star = problem.reference.f_star;
+    let steps = alg.config().steps;
     let mut total = 0.0;
     let mut clipped = 0.0;
-    for run_idx in 0..raw.runs_per_data {
+    for run_idx in 0..runs {
         // Run 0 keeps the single-run streams (replicate index r); further runs on the same data
         // set take their own streams.
         let rs = if run_idx == 0 {
@@ -398,34 +508,12 @@ pub fn run_on_data(
         let fractions: Vec<f64> = (0..spec.iterates).map(|_| pick.random::<f64>()).collect();
         let at = stratified_steps(&fractions, steps);
         let mut acc = 0.0;
-        clipped += alg.observe_at(loss.as_ref(), data, rs, r as u64, &at, |_, w| {
-            acc += risk_at(
-                loss.as_ref(),
-                data,
-                w,
-                reference.f_star,
-                grad_risk,
-                &mut gbuf,
-            );
+        clipped += alg.observe_at(loss, data, rs, r as u64, &at, |_, w| {
+            acc += risk_at(loss, data, w, f_star, grad_risk, gbuf);
         })?;
         total += acc / spec.iterates as f64;
     }
-    Ok((
-        ReplicateResult {
-            risk: total / raw.runs_per_data as f64,
-            risk0: Some(risk0),
-            clipped: Some(clipped / raw.runs_per_data as f64),
-            noise_multiplier,
-            lambda_s,
-            bound,
-            c: cst,
-            tau,
-            eta,
-            f_star: reference.f_star,
-            g,
-        },
-        steps as u64,
-    ))
+    Ok((total / runs as f64, clipped / runs as f64))
 }
 
 fn risk_at(
@@ -465,7 +553,7 @@ pub fn sharp_growth_radius(
 }
 
 fn lower_bound_value(spec: &Spec, s: usize, g: f64, phi: f64) -> Result<Option<f64>> {
-    let k = spec.raw.series[s].k;
+    let k = spec.series[s].k;
     Ok(spec
         .raw
         .constants

@@ -137,7 +137,7 @@ pub fn work_estimate(spec: &Spec) -> Result<f64> {
     // The report's fits: two per series (whole sweep and smallest decade), each resampling every
     // replicate of every point `bootstrap` times (one draw counts as one coordinate).
     let fits = 2.0
-        * spec.raw.series.len() as f64
+        * spec.series.len() as f64
         * spec.bootstrap as f64
         * spec.phis.len() as f64
         * spec.replicates as f64;
@@ -176,7 +176,7 @@ pub fn run_cell(spec: &Spec, c: usize, tick: &(dyn Fn() + Sync)) -> Result<CellR
     Ok(CellResult {
         cell: c,
         series: s,
-        k: spec.raw.series[s].k,
+        k: spec.series[s].k,
         phi_index: pi,
         phi: point.phi,
         n: point.n,

@@ -120,7 +120,7 @@ fn noise_is_calibrated_to_the_stated_budget() {
     let delta = spec.raw.privacy.delta;
     let mut checked = 0;
     for c in cells.values() {
-        let arm = spec.raw.series[c.series].sweep.unwrap().arm;
+        let arm = spec.series[c.series].sweep.unwrap().arm;
         if !matches!(arm, Arm::Grid(0) | Arm::Uniform | Arm::Schedule) {
             continue;
         }

@@ -526,7 +526,7 @@ fn newton_converges_on_the_heavy_tailed_robust_regression_data_sets() {
         .unwrap();
         raw.fresh_data = true;
         let spec = Spec::new(raw, Scale::Full).unwrap();
-        for (s, r) in (0..spec.raw.series.len()).flat_map(|s| (0..reps).map(move |r| (s, r))) {
+        for (s, r) in (0..spec.series.len()).flat_map(|s| (0..reps).map(move |r| (s, r))) {
             let data = dpsgd_lab::experiment::replicate::build_data(&spec, s, 400, r).unwrap();
             let loss = spec.raw.loss.build(&data).unwrap();
             let refr = solver::solve(&spec.raw.loss, loss.as_ref(), &data)

@@ -3,6 +3,8 @@
 //! seconds runs as printed from the repository root (the long runs, `run`, `verify`, `merge` and
 //! the clip-norm study, are left to their own tests).
 
+use std::path::Path;
+
 use crate::common::cli;
 
 /// The subcommand names listed under `Commands:` in a help text (without `help`).
@@ -66,6 +68,27 @@ fn long_running(example: &str) -> bool {
         || example.contains("--trials 100000")
 }
 
+/// The arguments of `example` (after `dpsgd-lab`), with a batch command's results sent to `dir`:
+/// `cliplaw` and `worstcase` refuse to overwrite the finished cells of an earlier run, so a
+/// second `cargo test` would otherwise fail on the results the first one left.
+fn with_fresh_out(example: &str, dir: &Path) -> Vec<String> {
+    let mut args: Vec<String> = example
+        .split_whitespace()
+        .skip(1)
+        .map(String::from)
+        .collect();
+    if matches!(
+        args.first().map(String::as_str),
+        Some("cliplaw" | "worstcase")
+    ) {
+        match args.iter().position(|a| a == "--out") {
+            Some(i) if i + 1 < args.len() => args[i + 1] = dir.display().to_string(),
+            _ => args.extend(["--out".to_string(), dir.display().to_string()]),
+        }
+    }
+    args
+}
+
 #[test]
 fn every_help_ends_with_examples_that_run_as_printed() {
     let helps = all_helps();
@@ -80,8 +103,9 @@ fn every_help_ends_with_examples_that_run_as_printed() {
     }
     to_run.sort();
     to_run.dedup();
-    for ex in to_run.iter().filter(|e| !long_running(e)) {
-        let out = cli(ex.split_whitespace().skip(1));
+    let tmp = crate::common::tmpdir("help-examples");
+    for (i, ex) in to_run.iter().filter(|e| !long_running(e)).enumerate() {
+        let out = cli(with_fresh_out(ex, &tmp.join(i.to_string())));
         if !out.success() {
             failures.push(format!("{ex}: exit {:?}, {}", out.code, out.stderr));
         }

@@ -34,7 +34,7 @@ fn validate(path: &Path) -> Result<Kind, String> {
         for scale in [Scale::Quick, Scale::Full] {
             let spec = Spec::load(path, scale).map_err(e)?;
             spec.dim().map_err(e)?;
-            for s in 0..spec.raw.series.len() {
+            for s in 0..spec.series.len() {
                 spec.series_data(s, None).map_err(e)?;
             }
             if spec.phis.is_empty() || spec.replicates == 0 || spec.iterates == 0 {
@@ -211,7 +211,9 @@ fn verify_prints_a_compact_table_and_a_one_line_summary() {
             "--quiet".as_ref(),
         ];
         if wide {
+            // The second run reports the first run's cells.
             a.push("--wide".as_ref());
+            a.push("--resume".as_ref());
         }
         cli(a)
     };
@@ -283,7 +285,7 @@ fn every_heavy_series_has_a_bounded_control_with_constant_g_i() {
         }
         let spec = Spec::load(&path, Scale::Quick).unwrap();
         let name = &spec.raw.name;
-        for (s, ser) in spec.raw.series.iter().enumerate() {
+        for (s, ser) in spec.series.iter().enumerate() {
             let heavy = ser.k.is_finite()
                 && ser.control_of.is_none()
                 && !matches!(ser.clip, ClipRule::Fixed(_));

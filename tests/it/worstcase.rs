@@ -247,7 +247,7 @@ fn a_violating_instance_is_written_as_a_run_spec() {
     for scale in [Scale::Quick, Scale::Full] {
         let rerun = Spec::load(&path, scale).unwrap();
         assert!(rerun.raw.search.is_none());
-        assert_eq!(rerun.raw.series.len(), 1);
+        assert_eq!(rerun.series.len(), 1);
         assert_eq!(rerun.base_n().unwrap(), data.n);
     }
     let csv = std::fs::read_to_string(path.with_extension("csv")).unwrap();

@@ -26,8 +26,8 @@ pub(super) fn series_role(spec: &Spec, s: usize) -> Role {
     let raw = &spec.raw;
     if raw.theorem.is_lower_bound() {
         Role::Lower
-    } else if matches!(raw.series[s].clip, ClipRule::Fixed(_))
-        || (matches!(raw.series[s].clip, ClipRule::Quantile(_))
+    } else if matches!(spec.series[s].clip, ClipRule::Fixed(_))
+        || (matches!(spec.series[s].clip, ClipRule::Quantile(_))
             && raw.theorem.full_version() != crate::theory::TheoremId::H1)
     {
         Role::Ablation

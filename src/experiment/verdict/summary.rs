@@ -119,7 +119,7 @@ pub fn violations(summaries: &[SpecSummary]) -> Vec<String> {
 /// Analyzes the finished cells of `spec` (all cells must be present).
 pub fn summarize(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> SpecSummary {
     let raw = &spec.raw;
-    let series = (0..raw.series.len())
+    let series = (0..spec.series.len())
         .map(|s| summarize_series(spec, s, cells))
         .collect();
     SpecSummary {
@@ -144,7 +144,7 @@ pub fn summarize(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> SpecSummar
 /// Fits, bound checks and verdict of series `s`.
 fn summarize_series(spec: &Spec, s: usize, cells: &BTreeMap<usize, CellResult>) -> SeriesSummary {
     let raw = &spec.raw;
-    let ser = &raw.series[s];
+    let ser = &spec.series[s];
     let sc = SeriesCells::new(cells, s);
     let cs = &sc.cs;
     let role = series_role(spec, s);

@@ -71,7 +71,7 @@ pub struct WorstCell {
 
 impl Record for WorstCell {
     type Key = usize;
-    const NOUN: &'static str = "search";
+    const NOUN: &'static str = "search cell";
     fn key(&self) -> usize {
         self.cell
     }
@@ -127,7 +127,7 @@ pub fn cell_setup(spec: &Spec, c: usize) -> Result<(Context<'_>, SharpMixture)> 
     let s = search_table(spec)?;
     let (si, pi) = spec.cell(c);
     let point = sweep_point(spec, pi)?;
-    let k = spec.raw.series[si].k;
+    let k = spec.series[si].k;
     let g = spec.raw.constants.g.unwrap_or(f64::NAN);
     let g_emp = moment_level(spec.raw.theorem, g, k, spec.raw.constants.gamma)?;
     let family = SharpMixture {
@@ -250,7 +250,7 @@ pub fn write_violation(spec: &Spec, w: &WorstCell, dir: &Path) -> Result<PathBuf
     raw.name = stem.clone();
     raw.search = None;
     raw.data = DataSpec::Csv(CsvSpec::new(csv.display().to_string(), "a"));
-    let mut series = spec.raw.series[w.series].clone();
+    let mut series = spec.series[w.series].spec.clone();
     // The CSV is the data: no generator law to take from the series.
     series.law = None;
     raw.series = vec![series];

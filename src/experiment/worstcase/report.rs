@@ -206,10 +206,10 @@ pub fn summarize(spec: &Spec, cells: &BTreeMap<usize, WorstCell>) -> WorstSummar
         .map(|_| (0..reps).map(|_| rng.random_range(0..reps)).collect())
         .collect();
     let sched = crate::experiment::theorem::schedule_theorem(spec.raw.theorem);
-    let groups = (0..spec.raw.series.len())
+    let groups = (0..spec.series.len())
         .map(|s| {
             let ws: Vec<&WorstCell> = cells.values().filter(|w| w.series == s).collect();
-            let k = spec.raw.series[s].k;
+            let k = spec.series[s].k;
             let lphi: Vec<f64> = ws.iter().map(|w| w.phi.ln()).collect();
             let fit = |pick: &dyn Fn(&WorstCell) -> f64| {
                 ols(&lphi, &ws.iter().map(|w| pick(w).ln()).collect::<Vec<_>>()).map(|l| l.0)

@@ -207,8 +207,7 @@ pub fn analyze(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> Result<Clipl
 }
 
 fn curves_k(spec: &Spec, g: usize) -> f64 {
-    spec.raw
-        .series
+    spec.series
         .iter()
         .find(|s| s.sweep.is_some_and(|w| w.group == g))
         .map_or(f64::NAN, |s| s.k)
@@ -221,7 +220,6 @@ fn gather(
     points: usize,
 ) -> Result<Vec<Vec<Cells>>> {
     let groups = spec
-        .raw
         .series
         .iter()
         .filter_map(|s| s.sweep.map(|w| w.group + 1))
@@ -251,7 +249,7 @@ fn gather(
         })
         .collect();
     for cell in cells.values() {
-        let slot = spec.raw.series[cell.series]
+        let slot = spec.series[cell.series]
             .sweep
             .ok_or_else(|| Error::Config("a clip-norm sweep cell without its arm".into()))?;
         let c = &mut out[slot.group][cell.phi_index];

@@ -1,12 +1,35 @@
-//! The trained models' losses, initial points and test-set predictions.
+//! A flat parameter vector as a classifier: the models' losses, initial points, weight layout
+//! and predictions. Shared by `train` and the clip-norm study, so it sits below both.
+
+use serde::{Deserialize, Serialize};
 
 use crate::data::Dataset;
 use crate::dpsgd::Init;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::linalg::dot;
-use crate::loss::{Loss, SoftmaxLoss, TanhNet};
+use crate::loss::{Loss, LossSpec, SoftmaxLoss, TanhNet};
 
-use super::config::ModelSpec;
+/// Which model is trained.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ModelSpec {
+    /// Multinomial logistic regression (a softmax layer), Section 5.2; w_0 = 0.
+    #[default]
+    Softmax,
+    /// The two-layer tanh network of Appendix C; w_0 ~ N(0, init_scale^2 / fan_in) per layer
+    /// (approximated by one scale: init_scale / sqrt(d + 1)).
+    TanhNet {
+        /// Hidden units h.
+        hidden: usize,
+        /// Scale of the initial weights before the 1 / sqrt(d + 1) fan-in factor (default 1).
+        #[serde(default = "one")]
+        init_scale: f64,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
 
 /// A model: its loss and how it classifies.
 pub struct Model {
@@ -29,6 +52,32 @@ impl Model {
             m,
             loss,
         })
+    }
+
+    /// The classifier of a `train` loss whose flat parameters have `w_len` entries on `d`
+    /// features, its class count m read off the weight layout (see `train::predict`); None for a
+    /// loss that does not classify. The network's init scale is irrelevant here (no init).
+    pub fn for_weights(loss: &LossSpec, w_len: usize, d: usize) -> Result<Option<Model>> {
+        let (spec, fixed, per_class) = match loss {
+            LossSpec::Logistic { .. } => (ModelSpec::Softmax, 0, d + 1),
+            LossSpec::TanhNet { hidden, .. } => (
+                ModelSpec::TanhNet {
+                    hidden: *hidden,
+                    init_scale: 1.0,
+                },
+                hidden * (d + 1),
+                hidden + 1,
+            ),
+            _ => return Ok(None),
+        };
+        let rest = w_len.checked_sub(fixed).unwrap_or(usize::MAX);
+        if rest == usize::MAX || !rest.is_multiple_of(per_class) || rest / per_class < 2 {
+            return Err(Error::param(format!(
+                "w has {w_len} entries, which is not the layout of the loss on d = {d} features \
+                 ({fixed} + m x {per_class} for m >= 2 classes)"
+            )));
+        }
+        Model::new(&spec, d, rest / per_class).map(Some)
     }
 
     /// The loss.
