@@ -15,6 +15,16 @@ pub enum Error {
     /// A numerical failure (overflow, no convergence) reported instead of a silent NaN.
     #[error("numerical: {0}")]
     Numerical(String),
+    /// Inputs a computation needs that were not given, by the names the paper writes them with
+    /// (k, G, gamma, D_W, ...): a front end names them its own way (the CLI as `--k --G`, Python
+    /// as keywords), so the library never spells a flag.
+    #[error("{what} needs {}, which {} not given", .names.join(", "), if .names.len() == 1 { "was" } else { "were" })]
+    Missing {
+        /// What needs them (e.g. "Thm J.1").
+        what: String,
+        /// Their names, in the order they were found missing.
+        names: Vec<String>,
+    },
     /// A file that cannot be read or written.
     /// The OS message is printed once: it is in the message, not also in the source chain.
     #[error("{path}: {err}")]

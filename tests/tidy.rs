@@ -31,20 +31,9 @@ const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
          score / bound",
     ),
     (
-        "src/clipnorm/table.rs",
-        "markdown",
-        "the study's table writer, one column per method; to split per table",
-    ),
-    (
         "src/experiment/figure.rs",
         "figure",
         "one plotters chart with its series, bounds and legend; to split per layer",
-    ),
-    (
-        "src/theory/geometric_median.rs",
-        "weighted_geometric_median",
-        "Weiszfeld's iteration with its safeguards (Vardi & Zhang's step at a data point) kept in \
-         one place against the paper's statement",
     ),
 ];
 

@@ -419,23 +419,13 @@ fn schedule<'py>(
             ));
         }
     };
-    let params = TheoryParams {
-        k: g("k"),
-        g: g("G"),
-        gamma: g("gamma"),
-        c: g("C"),
-        dist0: g("dist0"),
-        d_w: g("D_W"),
-        d_sharp: g("D"),
-        l: g("L"),
-        f_gap: g("f_gap"),
-        g_n: g("G_n"),
-        alpha: g("alpha"),
-        delta_star: g("Delta"),
-        tau: g("tau"),
-        steps: g("T"),
-        c_lower: g("c_lower"),
-    };
+    // The keywords are the library's input names (TheoryParams::NAMES).
+    let mut params = TheoryParams::default();
+    for name in TheoryParams::NAMES {
+        if let Some(slot) = params.slot(name) {
+            *slot = g(name);
+        }
+    }
     let mut p = prescribe_listing_missing(id, phi_v, &params).map_err(err)?;
     if let Some(inp) = &inputs {
         p.notes.extend(hypothesis_warnings(id, inp));

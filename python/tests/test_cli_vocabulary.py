@@ -134,3 +134,14 @@ def test_value_errors_use_keyword_names():
     with pytest.raises(ValueError) as e:
         dl.recommend_clip_norm(np.ones((20, 2)), np.zeros(20), epsilon=2.0, std_share=2.0)
     assert "std_share" in str(e.value) and "--std-share" not in str(e.value), str(e.value)
+
+
+def test_missing_theorem_inputs_are_named_by_keyword_all_at_once(cli_text):
+    """A schedule without its problem constants names every missing one at once: the CLI by
+    flag (--k --G ...), Python by keyword (k, G, ...), from one typed library error."""
+    with pytest.raises(ValueError) as e:
+        dl.schedule("J.1", phi=0.01)
+    msg = str(e.value)
+    assert "--" not in msg, msg
+    names = msg.split(" needs ")[1].split(", which")[0].split(", ")
+    assert {"k", "G", "gamma", "C"} <= set(names), msg

@@ -216,7 +216,7 @@ fn schedule(a: &ScheduleArgs) -> Result<()> {
         steps: a.steps,
         c_lower: a.c_lower,
     };
-    let mut p = prescribe_listing_missing(id, phi_v, &params)?;
+    let mut p = prescribe_listing_missing(id, phi_v, &params).map_err(flags_for_missing)?;
     if let Some(inp) = &inputs {
         p.notes.extend(hypothesis_warnings(id, inp));
     }
@@ -414,4 +414,21 @@ fn alpha_cmd(a: &AlphaArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The library names a missing input as the paper does (k, G, D_W); the CLI names its flag
+/// (`--k --G --D-W`), so the message says what to type.
+fn flags_for_missing(e: dpsgd_lab::Error) -> anyhow::Error {
+    match e {
+        dpsgd_lab::Error::Missing { what, names } => anyhow::anyhow!(
+            "{what} needs {}, which {} not given",
+            names
+                .iter()
+                .map(|n| format!("--{}", n.replace('_', "-")))
+                .collect::<Vec<_>>()
+                .join(" "),
+            if names.len() == 1 { "was" } else { "were" }
+        ),
+        e => e.into(),
+    }
 }

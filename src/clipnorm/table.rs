@@ -336,6 +336,39 @@ pub fn cell(e: &Option<Entry>, grid: &[f64]) -> String {
 /// Tables 4-7 (and 3, when RNMM ran) with the recommendation lines, as Markdown.
 pub fn markdown(t: &StudyTable, recs: &[Recommendation], figure: Option<&str>) -> String {
     let mut s = String::new();
+    write_header(&mut s, t);
+    write_grid(&mut s, t);
+    if t.columns.iter().any(|c| c.rnmm.is_some()) {
+        write_rnmm(&mut s, t, recs);
+    }
+    if let Some(th) = &t.theory {
+        let _ = writeln!(
+            s,
+            "Theorem 5.4 quantities: Delta(w*) ≈ {:.4} (mean train loss after {} full-batch GD \
+             steps, ||grad f|| = {:.2e}, train accuracy {:.2} %; an upper estimate); alpha(G_1) ≈ \
+             {:.3} (upper estimate of the infimum; alpha(G_1) lies in [1, G_n/G_1 = {:.2}]); \
+             term (B) of Eq. (5) at tau = G_1: (G_n/(G_1 alpha) - 1) Delta(w*) ≈ {:.4}.\n",
+            th.delta_star,
+            th.gd_iters,
+            th.grad_norm,
+            100.0 * th.train_accuracy,
+            th.alpha_g1,
+            th.gn_over_g1,
+            th.term_b_g1
+        );
+    }
+    if let Some(f) = figure {
+        let _ = writeln!(s, "![{}]({f})\n", t.name);
+    }
+    let _ = writeln!(s, "Recommendations:\n");
+    for r in recs {
+        let _ = writeln!(s, "- {}", r.line);
+    }
+    s
+}
+
+/// The study's heading, its setting and the G_i percentiles.
+fn write_header(s: &mut String, t: &StudyTable) {
     let _ = writeln!(s, "### {} ({})\n", t.name, t.model);
     let _ = writeln!(
         s,
@@ -358,6 +391,10 @@ pub fn markdown(t: &StudyTable, recs: &[Recommendation], figure: Option<&str>) -
         let parts: Vec<String> = p.iter().map(|(q, v)| format!("{q}th: {v:.3}")).collect();
         let _ = writeln!(s, "G_i percentiles (train): {}.\n", parts.join(", "));
     }
+}
+
+/// Tables 4-7: accuracy per (tau, epsilon), the non-private baseline, and the eta-grid note.
+fn write_grid(s: &mut String, t: &StudyTable) {
     let _ = write!(s, "| {} | ", t.name);
     let letters = "abcdefghijklmnopqrstuvwxyz";
     let heads: Vec<String> = t
@@ -409,77 +446,55 @@ pub fn markdown(t: &StudyTable, recs: &[Recommendation], figure: Option<&str>) -
             "† the best η is at an end of the η grid; the optimum may lie outside it.\n"
         );
     }
-    if t.columns.iter().any(|c| c.rnmm.is_some()) {
-        let _ = writeln!(
-            s,
-            "Table 3 layout: private G_1 by RNMM vs. the best oracle clip norm (w/o RNMM).\n"
+}
+
+/// Table 3's layout (RNMM's private G_1 against the oracle clip norm) and one line per epsilon.
+fn write_rnmm(s: &mut String, t: &StudyTable, recs: &[Recommendation]) {
+    let _ = writeln!(
+        s,
+        "Table 3 layout: private G_1 by RNMM vs. the best oracle clip norm (w/o RNMM).\n"
+    );
+    let mut head = String::from("| Dataset |");
+    let mut row = format!("| {} |", t.name);
+    for (c, rec) in t.columns.iter().zip(
+        t.columns
+            .iter()
+            .map(|c| recs.iter().find(|r| r.epsilon == c.epsilon)),
+    ) {
+        let _ = write!(
+            head,
+            " ε={} w/ RNMM | ε={} w/o RNMM |",
+            c.epsilon, c.epsilon
         );
-        let mut head = String::from("| Dataset |");
-        let mut row = format!("| {} |", t.name);
-        for (c, rec) in t.columns.iter().zip(
-            t.columns
-                .iter()
-                .map(|c| recs.iter().find(|r| r.epsilon == c.epsilon)),
-        ) {
-            let _ = write!(
-                head,
-                " ε={} w/ RNMM | ε={} w/o RNMM |",
-                c.epsilon, c.epsilon
+        let with = c
+            .rnmm
+            .as_ref()
+            .map(|r| cell(&Some(r.entry.clone()), &t.learning_rates))
+            .unwrap_or_else(|| "—".into());
+        let without = rec
+            .map(|r| cell(&c.entries[r.best], &t.learning_rates))
+            .unwrap_or_else(|| "—".into());
+        let _ = write!(row, " {with} | {without} |");
+    }
+    let _ = writeln!(
+        s,
+        "{head}\n|---|{}\n{row}\n",
+        "---|".repeat(2 * t.columns.len())
+    );
+    for c in &t.columns {
+        if let Some(r) = &c.rnmm {
+            let taus: Vec<String> = r.tau_values.iter().map(|v| fmt_tau(*v)).collect();
+            let _ = writeln!(
+                s,
+                "- ε = {}: RNMM (ε = {:.1}) then DP-SGD at ε = {:.1} (z = {:.3}); private G_1 per run = [{}] vs oracle G_1 = {}.",
+                c.epsilon,
+                c.epsilon - r.dpsgd_epsilon,
+                r.dpsgd_epsilon,
+                r.z,
+                taus.join(", "),
+                t.g1.map_or("—".into(), fmt_tau)
             );
-            let with = c
-                .rnmm
-                .as_ref()
-                .map(|r| cell(&Some(r.entry.clone()), &t.learning_rates))
-                .unwrap_or_else(|| "—".into());
-            let without = rec
-                .map(|r| cell(&c.entries[r.best], &t.learning_rates))
-                .unwrap_or_else(|| "—".into());
-            let _ = write!(row, " {with} | {without} |");
         }
-        let _ = writeln!(
-            s,
-            "{head}\n|---|{}\n{row}\n",
-            "---|".repeat(2 * t.columns.len())
-        );
-        for c in &t.columns {
-            if let Some(r) = &c.rnmm {
-                let taus: Vec<String> = r.tau_values.iter().map(|v| fmt_tau(*v)).collect();
-                let _ = writeln!(
-                    s,
-                    "- ε = {}: RNMM (ε = {:.1}) then DP-SGD at ε = {:.1} (z = {:.3}); private G_1 per run = [{}] vs oracle G_1 = {}.",
-                    c.epsilon,
-                    c.epsilon - r.dpsgd_epsilon,
-                    r.dpsgd_epsilon,
-                    r.z,
-                    taus.join(", "),
-                    t.g1.map_or("—".into(), fmt_tau)
-                );
-            }
-        }
-        s.push('\n');
     }
-    if let Some(th) = &t.theory {
-        let _ = writeln!(
-            s,
-            "Theorem 5.4 quantities: Delta(w*) ≈ {:.4} (mean train loss after {} full-batch GD \
-             steps, ||grad f|| = {:.2e}, train accuracy {:.2} %; an upper estimate); alpha(G_1) ≈ \
-             {:.3} (upper estimate of the infimum; alpha(G_1) lies in [1, G_n/G_1 = {:.2}]); \
-             term (B) of Eq. (5) at tau = G_1: (G_n/(G_1 alpha) - 1) Delta(w*) ≈ {:.4}.\n",
-            th.delta_star,
-            th.gd_iters,
-            th.grad_norm,
-            100.0 * th.train_accuracy,
-            th.alpha_g1,
-            th.gn_over_g1,
-            th.term_b_g1
-        );
-    }
-    if let Some(f) = figure {
-        let _ = writeln!(s, "![{}]({f})\n", t.name);
-    }
-    let _ = writeln!(s, "Recommendations:\n");
-    for r in recs {
-        let _ = writeln!(s, "- {}", r.line);
-    }
-    s
+    s.push('\n');
 }

@@ -60,23 +60,8 @@ pub fn weighted_geometric_median(
     tol: f64,
     max_iter: usize,
 ) -> Result<GeometricMedian> {
+    let pts = Weighted::new(points, d, weights)?;
     let n = weights.len();
-    if d == 0 || points.len() != n * d || n == 0 {
-        return Err(Error::param(format!(
-            "the geometric median needs n >= 1 points of d >= 1 coordinates and one weight each, \
-             but has {} coordinates, d = {d} and {n} weights",
-            points.len()
-        )));
-    }
-    if let Some(i) = weights.iter().position(|a| !(a.is_finite() && *a >= 0.0)) {
-        return Err(Error::param(format!(
-            "weight {i} is {}; weights must be finite and non-negative",
-            weights[i]
-        )));
-    }
-    let row = |i: usize| &points[i * d..(i + 1) * d];
-    let objective =
-        |w: &[f64]| -> f64 { (0..n).map(|i| weights[i] * dist(w, row(i))).sum::<f64>() / n as f64 };
     let wsum: f64 = weights.iter().sum();
     if wsum <= 0.0 {
         // Every weight zero: the objective is 0 everywhere.
@@ -86,58 +71,16 @@ pub fn weighted_geometric_median(
             iterations: 0,
         });
     }
-    let mut w = vec![0.0; d];
-    for (i, a) in weights.iter().enumerate() {
-        let s = a / wsum;
-        for (wk, ck) in w.iter_mut().zip(row(i)) {
-            *wk += s * ck;
-        }
-    }
-    let scale = (0..n).map(|i| norm2(row(i))).fold(1.0, f64::max);
-    let mut num = vec![0.0; d];
-    let mut r_vec = vec![0.0; d];
+    let mut w = pts.centroid(wsum);
+    let scale = (0..n).map(|i| norm2(pts.row(i))).fold(1.0, f64::max);
+    let mut buf = (vec![0.0; d], vec![0.0; d]);
     let mut it = 0;
     let mut converged = false;
     while it < max_iter {
         it += 1;
-        num.fill(0.0);
-        r_vec.fill(0.0);
-        let (mut den, mut eta) = (0.0, 0.0);
-        for (i, &a) in weights.iter().enumerate() {
-            let c = row(i);
-            if a == 0.0 {
-                continue;
-            }
-            let r = dist(&w, c);
-            if r == 0.0 {
-                eta += a;
-                continue;
-            }
-            den += a / r;
-            for k in 0..d {
-                num[k] += a * c[k] / r;
-                r_vec[k] += a * (c[k] - w[k]) / r;
-            }
-        }
-        if den == 0.0 {
+        let Some(next) = pts.weiszfeld_step(&w, &mut buf) else {
             converged = true;
-            break; // every weighted point coincides with w
-        }
-        let t: Vec<f64> = num.iter().map(|v| v / den).collect();
-        let next = if eta == 0.0 {
-            t
-        } else {
-            // Vardi-Zhang: w+ = (1 - eta/||R||)_+ T + min(1, eta/||R||) w.
-            let rn = norm2(&r_vec);
-            if rn <= eta {
-                converged = true;
-                break; // w is a point and 0 is in the subdifferential
-            }
-            let s = eta / rn;
-            t.iter()
-                .zip(&w)
-                .map(|(tk, wk)| (1.0 - s) * tk + s * wk)
-                .collect()
+            break;
         };
         let step = dist(&next, &w);
         w = next;
@@ -150,27 +93,11 @@ pub fn weighted_geometric_median(
     // its step test can stop short (or the cap is hit): when the data point nearest to w is
     // optimal (0 in its subdifferential), it is the answer. Otherwise w is unchanged, and a run
     // that hit the cap without converging is reported, not returned as if converged.
-    let optimal_at = |i: usize| -> bool {
-        let p = row(i);
-        let mut r = vec![0.0; d];
-        let mut at = 0.0;
-        for (j, &a) in weights.iter().enumerate() {
-            let dj = dist(row(j), p);
-            if dj == 0.0 {
-                at += a;
-            } else {
-                for k in 0..d {
-                    r[k] += a * (row(j)[k] - p[k]) / dj;
-                }
-            }
-        }
-        norm2(&r) <= at
-    };
     let nearest = (0..n)
         .filter(|&i| weights[i] > 0.0)
-        .min_by(|&i, &j| dist(&w, row(i)).total_cmp(&dist(&w, row(j))));
+        .min_by(|&i, &j| dist(&w, pts.row(i)).total_cmp(&dist(&w, pts.row(j))));
     match nearest {
-        Some(i) if dist(&w, row(i)) > 0.0 && optimal_at(i) => w = row(i).to_vec(),
+        Some(i) if dist(&w, pts.row(i)) > 0.0 && pts.optimal_at(i) => w = pts.row(i).to_vec(),
         _ if !converged => {
             return Err(Error::Numerical(format!(
                 "the geometric median did not converge in {max_iter} iterations (last step \
@@ -180,10 +107,131 @@ pub fn weighted_geometric_median(
         _ => {}
     }
     Ok(GeometricMedian {
-        objective: objective(&w),
+        objective: pts.objective(&w),
         w,
         iterations: it,
     })
+}
+
+/// The rows p_i of a row-major point set with their weights a_i, checked.
+struct Weighted<'a> {
+    points: &'a [f64],
+    d: usize,
+    weights: &'a [f64],
+}
+
+impl<'a> Weighted<'a> {
+    fn new(points: &'a [f64], d: usize, weights: &'a [f64]) -> Result<Self> {
+        let n = weights.len();
+        if d == 0 || points.len() != n * d || n == 0 {
+            return Err(Error::param(format!(
+                "the geometric median needs n >= 1 points of d >= 1 coordinates and one weight \
+                 each, but has {} coordinates, d = {d} and {n} weights",
+                points.len()
+            )));
+        }
+        if let Some(i) = weights.iter().position(|a| !(a.is_finite() && *a >= 0.0)) {
+            return Err(Error::param(format!(
+                "weight {i} is {}; weights must be finite and non-negative",
+                weights[i]
+            )));
+        }
+        Ok(Weighted { points, d, weights })
+    }
+
+    fn row(&self, i: usize) -> &'a [f64] {
+        &self.points[i * self.d..(i + 1) * self.d]
+    }
+
+    /// (1/n) sum_i a_i ||w - p_i||.
+    fn objective(&self, w: &[f64]) -> f64 {
+        let n = self.weights.len();
+        (0..n)
+            .map(|i| self.weights[i] * dist(w, self.row(i)))
+            .sum::<f64>()
+            / n as f64
+    }
+
+    /// The weighted centroid sum_i (a_i / wsum) p_i, the iteration's start.
+    fn centroid(&self, wsum: f64) -> Vec<f64> {
+        let mut w = vec![0.0; self.d];
+        for (i, a) in self.weights.iter().enumerate() {
+            let s = a / wsum;
+            for (wk, ck) in w.iter_mut().zip(self.row(i)) {
+                *wk += s * ck;
+            }
+        }
+        w
+    }
+
+    /// One Weiszfeld step from w, T(w) = sum_i (a_i / r_i) p_i / sum_i (a_i / r_i) over the
+    /// points off w, with Vardi and Zhang's correction when w sits on points of total weight
+    /// eta: w+ = (1 - eta/||R||)_+ T + min(1, eta/||R||) w. None when w is optimal (every
+    /// weighted point coincides with w, or w is a point with 0 in its subdifferential).
+    fn weiszfeld_step(
+        &self,
+        w: &[f64],
+        (num, r_vec): &mut (Vec<f64>, Vec<f64>),
+    ) -> Option<Vec<f64>> {
+        let d = self.d;
+        num.fill(0.0);
+        r_vec.fill(0.0);
+        let (mut den, mut eta) = (0.0, 0.0);
+        for (i, &a) in self.weights.iter().enumerate() {
+            let c = self.row(i);
+            if a == 0.0 {
+                continue;
+            }
+            let r = dist(w, c);
+            if r == 0.0 {
+                eta += a;
+                continue;
+            }
+            den += a / r;
+            for k in 0..d {
+                num[k] += a * c[k] / r;
+                r_vec[k] += a * (c[k] - w[k]) / r;
+            }
+        }
+        if den == 0.0 {
+            return None; // every weighted point coincides with w
+        }
+        let t: Vec<f64> = num.iter().map(|v| v / den).collect();
+        if eta == 0.0 {
+            return Some(t);
+        }
+        let rn = norm2(r_vec);
+        if rn <= eta {
+            return None; // w is a point and 0 is in the subdifferential
+        }
+        let s = eta / rn;
+        Some(
+            t.iter()
+                .zip(w)
+                .map(|(tk, wk)| (1.0 - s) * tk + s * wk)
+                .collect(),
+        )
+    }
+
+    /// Whether point i is optimal: ||sum_{j: p_j != p_i} a_j (p_j - p_i) / ||p_j - p_i|| || <=
+    /// the weight sitting at p_i (0 in the subdifferential there).
+    fn optimal_at(&self, i: usize) -> bool {
+        let d = self.d;
+        let p = self.row(i);
+        let mut r = vec![0.0; d];
+        let mut at = 0.0;
+        for (j, &a) in self.weights.iter().enumerate() {
+            let dj = dist(self.row(j), p);
+            if dj == 0.0 {
+                at += a;
+            } else {
+                for k in 0..d {
+                    r[k] += a * (self.row(j)[k] - p[k]) / dj;
+                }
+            }
+        }
+        norm2(&r) <= at
+    }
 }
 
 #[cfg(test)]

@@ -99,6 +99,39 @@ fn cli_schedule_from_privacy_parameters_and_k_infinity() {
     assert_eq!(v["tau"].as_f64().unwrap(), 2.0);
 }
 
+/// Every missing input of a theorem in one error line, by flag (the library names them as the
+/// paper does; the CLI turns the names into flags).
+#[test]
+fn cli_names_every_missing_input_by_its_flag_at_once() {
+    let out = run(&["schedule", "--theorem", "J.1", "--phi", "0.01"]);
+    assert_one_line_error(&out, "Thm J.1 needs --");
+    let flags: Vec<&str> = out
+        .stderr
+        .split(" needs ")
+        .nth(1)
+        .and_then(|s| s.split(", which").next())
+        .unwrap_or_default()
+        .split(' ')
+        .collect();
+    for f in ["--k", "--G", "--gamma", "--C"] {
+        assert!(flags.contains(&f), "{f} missing from {}", out.stderr);
+    }
+    let one = run(&[
+        "schedule",
+        "--theorem",
+        "I.1",
+        "--k",
+        "3",
+        "--G",
+        "1",
+        "--gamma",
+        "0.5",
+        "--phi",
+        "0.01",
+    ]);
+    assert_one_line_error(&one, "Thm I.1 needs --D-W, which was not given");
+}
+
 #[test]
 fn cli_errors_are_one_line_and_exit_2() {
     for args in [

@@ -30,10 +30,7 @@ pub struct ThmH1 {
 impl ThmH1 {
     /// Validates the inputs of Thm `id` (H.1 or 5.4); absent problem constants go to `missing`.
     pub(super) fn new(id: TheoremId, p: &TheoryParams, missing: &mut Vec<String>) -> Result<Self> {
-        let tau = check_positive(
-            "tau",
-            need("tau (H.1 holds for any tau in (0, G_n])", p.tau, id)?,
-        )?;
+        let tau = check_positive("tau", need("tau", p.tau, id)?)?;
         let g_n = opt("G_n", p.g_n, check_positive, missing)?;
         if let Some(gn) = g_n
             && tau > gn

@@ -366,16 +366,11 @@ fn markov_probability(k: f64, finite_k: f64) -> f64 {
     if k.is_infinite() { 1.0 } else { finite_k }
 }
 
+/// A required input of theorem `th`, by its paper name ([`TheoryParams::slot`]).
 fn need(name: &str, v: Option<f64>, th: TheoremId) -> Result<f64> {
-    v.ok_or_else(|| {
-        let flag = name
-            .split_whitespace()
-            .next()
-            .unwrap_or(name)
-            .replace('_', "-");
-        Error::param(format!(
-            "Thm {th} needs {name}, but it was not given (CLI: --{flag})"
-        ))
+    v.ok_or_else(|| Error::Missing {
+        what: format!("Thm {th}"),
+        names: vec![name.to_string()],
     })
 }
 
@@ -605,8 +600,8 @@ fn s_c(p: &TheoryParams) -> f64 {
     p.c.unwrap_or(f64::NAN)
 }
 
-/// [`prescribe`], but a missing-parameter error lists every missing parameter at once (by its
-/// CLI flag), not only the first: the CLI and the Python module both report it this way.
+/// [`prescribe`], but a missing-input error ([`Error::Missing`]) lists every missing input at
+/// once, not only the first: the CLI and the Python module both report it this way.
 pub fn prescribe_listing_missing(
     id: TheoremId,
     phi: f64,
@@ -615,61 +610,69 @@ pub fn prescribe_listing_missing(
     prescribe(id, phi, p).map_err(|e| all_missing(id, phi, p, e))
 }
 
-/// When a parameter is missing, finds every other missing one too (by filling each in with a
-/// placeholder and asking again), so that one message lists them all.
+/// When an input is missing, finds every other missing one too (by filling each in with a
+/// placeholder and asking again), so that one error lists them all.
 fn all_missing(id: TheoremId, phi_v: f64, params: &TheoryParams, first: Error) -> Error {
-    let flag_of = |msg: &str| -> Option<String> {
-        let i = msg.find("(CLI: --")?;
-        Some(msg[i + 8..].trim_end_matches(')').to_string())
-    };
-    let Some(flag) = flag_of(&first.to_string()) else {
+    let Error::Missing { what, names } = &first else {
         return first;
     };
-    let mut flags = vec![flag];
+    let mut names = names.clone();
     let mut p = params.clone();
-    for _ in 0..20 {
-        for f in &flags {
-            let slot = match f.as_str() {
-                "k" => &mut p.k,
-                "G" => &mut p.g,
-                "gamma" => &mut p.gamma,
-                "C" => &mut p.c,
-                "dist0" => &mut p.dist0,
-                "D-W" => &mut p.d_w,
-                "D" => &mut p.d_sharp,
-                "L" => &mut p.l,
-                "f-gap" => &mut p.f_gap,
-                "G-n" => &mut p.g_n,
-                "alpha" => &mut p.alpha,
-                "Delta" => &mut p.delta_star,
-                "tau" => &mut p.tau,
-                "T" => &mut p.steps,
-                "c-lower" => &mut p.c_lower,
-                _ => return first,
+    for _ in 0..TheoryParams::NAMES.len() {
+        for n in &names {
+            let Some(slot) = p.slot(n) else {
+                return first;
             };
-            slot.get_or_insert(match f.as_str() {
+            // Any value in the input's domain: only which inputs are missing matters here.
+            slot.get_or_insert(match n.as_str() {
                 "k" => 2.0,
                 "gamma" => 0.5,
                 _ => 1.0,
             });
         }
-        match prescribe(id, phi_v, &p)
-            .err()
-            .and_then(|e| flag_of(&e.to_string()))
-        {
-            Some(f) if !flags.contains(&f) => flags.push(f),
+        match prescribe(id, phi_v, &p) {
+            Err(Error::Missing { names: more, .. }) if more.iter().any(|m| !names.contains(m)) => {
+                let new: Vec<String> = more.into_iter().filter(|m| !names.contains(m)).collect();
+                names.extend(new);
+            }
             _ => break,
         }
     }
-    Error::param(format!(
-        "Thm {id} needs {}, which {} not given",
-        flags
-            .iter()
-            .map(|f| format!("--{f}"))
-            .collect::<Vec<_>>()
-            .join(" "),
-        if flags.len() == 1 { "was" } else { "were" }
-    ))
+    Error::Missing {
+        what: what.clone(),
+        names,
+    }
+}
+
+impl TheoryParams {
+    /// The inputs' names as the paper writes them, which the CLI's flags and Python's keywords
+    /// also use: k, G, gamma, C, dist0, D_W, D, L, f_gap, G_n, alpha, Delta, tau, T, c_lower.
+    pub const NAMES: [&'static str; 15] = [
+        "k", "G", "gamma", "C", "dist0", "D_W", "D", "L", "f_gap", "G_n", "alpha", "Delta", "tau",
+        "T", "c_lower",
+    ];
+
+    /// The field of the input named `name` (one of [`TheoryParams::NAMES`]).
+    pub fn slot(&mut self, name: &str) -> Option<&mut Option<f64>> {
+        Some(match name {
+            "k" => &mut self.k,
+            "G" => &mut self.g,
+            "gamma" => &mut self.gamma,
+            "C" => &mut self.c,
+            "dist0" => &mut self.dist0,
+            "D_W" => &mut self.d_w,
+            "D" => &mut self.d_sharp,
+            "L" => &mut self.l,
+            "f_gap" => &mut self.f_gap,
+            "G_n" => &mut self.g_n,
+            "alpha" => &mut self.alpha,
+            "Delta" => &mut self.delta_star,
+            "tau" => &mut self.tau,
+            "T" => &mut self.steps,
+            "c_lower" => &mut self.c_lower,
+            _ => return None,
+        })
+    }
 }
 
 #[cfg(test)]
