@@ -9,6 +9,11 @@ pub enum Error {
     /// A configuration file that does not parse or does not validate.
     #[error("config: {0}")]
     Config(String),
+    /// A results file that cannot be used as asked: locked by a live run, holding finished
+    /// records that a run would overwrite, edited or foreign lines, a run not yet complete. Not
+    /// bad input: the state on disk.
+    #[error("results: {0}")]
+    Results(String),
     /// Data that cannot be used: NaN, ragged rows, dimension mismatch.
     #[error("data: {0}")]
     Data(String),

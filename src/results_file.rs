@@ -75,7 +75,7 @@ pub fn read_header<H: DeserializeOwned>(path: &Path) -> Result<Option<H>> {
         None => Ok(None),
         Some(l) => serde_json::from_str(&l.map_err(io)?)
             .map(Some)
-            .map_err(|e| Error::Config(format!("{}: bad header: {e}", path.display()))),
+            .map_err(|e| Error::Results(format!("{}: bad header: {e}", path.display()))),
     }
 }
 
@@ -99,9 +99,9 @@ pub fn read_records<H: FileHeader, R: Record>(
         return Ok(records);
     };
     let h: H = serde_json::from_str(head)
-        .map_err(|e| Error::Config(format!("{}: bad header: {e}", path.display())))?;
+        .map_err(|e| Error::Results(format!("{}: bad header: {e}", path.display())))?;
     if h != *expect {
-        return Err(Error::Config(expect.mismatch(path, &h)));
+        return Err(Error::Results(expect.mismatch(path, &h)));
     }
     let fp = expect.fingerprint();
     let noun = R::NOUN;
@@ -111,7 +111,7 @@ pub fn read_records<H: FileHeader, R: Record>(
             continue;
         }
         let bad = |why: &str| {
-            Error::Config(format!(
+            Error::Results(format!(
                 "{}:{}: {why}; delete the line to rerun its {noun}, or pass --fresh",
                 path.display(),
                 i + 1
@@ -145,7 +145,7 @@ pub fn read_records<H: FileHeader, R: Record>(
             return Err(bad(&why));
         }
         if records.insert(key, line.record).is_some() {
-            return Err(Error::Config(format!(
+            return Err(Error::Results(format!(
                 "{}: a {noun} appears twice",
                 path.display()
             )));
@@ -215,7 +215,7 @@ impl<H: FileHeader> ResultsFile<H> {
                     .filter(|l| !l.trim().is_empty())
                     .count();
                 if finished > 0 {
-                    return Err(Error::Config(format!(
+                    return Err(Error::Results(format!(
                         "{} already holds {finished} finished {}s: pass --resume to continue, --fresh to start over, or another --out",
                         path.display(),
                         R::NOUN
@@ -345,7 +345,7 @@ pub fn lock(results: &Path) -> Result<ResultsLock> {
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
                 match lock_owner_alive(&path, &text) {
                     Some(p) => {
-                        return Err(Error::Config(format!(
+                        return Err(Error::Results(format!(
                             "{} is being written by another dpsgd-lab process (pid {p}, lock file {}); wait for it or use another --out",
                             results.display(),
                             path.display()
@@ -360,7 +360,7 @@ pub fn lock(results: &Path) -> Result<ResultsLock> {
             Err(e) => return Err(Error::io(path.display().to_string(), e)),
         }
     }
-    Err(Error::Config(format!(
+    Err(Error::Results(format!(
         "cannot claim {}: its lock file {} keeps reappearing",
         results.display(),
         path.display()

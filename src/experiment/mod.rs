@@ -63,7 +63,7 @@ pub(crate) fn check_complete(
     out: &Path,
 ) -> Result<()> {
     if cells.len() != spec.cells() {
-        return Err(Error::Config(format!(
+        return Err(Error::Results(format!(
             "{} has {} of {} cells; finish the run (--resume) or merge every shard",
             out.display(),
             cells.len(),

@@ -132,6 +132,11 @@ fn verify_refuses_to_discard_finished_cells() {
     let before = std::fs::read_to_string(&cells).unwrap();
     let again = verify(&dir, "tiny_ok", "out");
     assert_one_line_error(&again, "--resume");
+    // The state on disk, not bad input: labelled `results:`, not `config:`.
+    assert!(
+        again.stderr.contains(": results: ") && !again.stderr.contains("config:"),
+        "{again:?}"
+    );
     assert_eq!(std::fs::read_to_string(&cells).unwrap(), before);
     for flag in ["--resume", "--fresh"] {
         let o = cli([
