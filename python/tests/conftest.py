@@ -105,5 +105,5 @@ def keywords():
             if name.startswith("no-"):
                 return name[3:].replace("-", "_") + "=False" + m.group(1)[len(name):]
             return name.replace("-", "_") + m.group(1)[len(name):]
-        return re.sub(r"--([a-z][a-z0-9-]*)", one, msg)
+        return re.sub(r"--([A-Za-z][A-Za-z0-9-]*)", one, msg)
     return named
