@@ -57,7 +57,8 @@
 //! rng, error, linalg, stats,     seeded streams, errors, GEMM, solves and vector math, the
 //!   fingerprint, dataset,          quantile, a stable hash, the plain data set, k = inf in serde,
 //!   k_serde, limits, optimize,     up-front memory and work estimates, golden-section search,
-//!   results_file                   the keyed, hashed, locked results file of long runs
+//!   results_file, format           the keyed, hashed, locked results file of long runs, how
+//!                                    reports print numbers
 //! ```
 
 // Every unsafe block states why it is sound (code-review.md section 4).
@@ -73,6 +74,7 @@ pub mod dpsgd;
 pub mod error;
 pub mod experiment;
 pub(crate) mod fingerprint;
+pub mod format;
 pub(crate) mod k_serde;
 pub mod limits;
 pub mod linalg;

@@ -7,8 +7,8 @@ use anyhow::Result;
 use clap::Args;
 
 use dpsgd_lab::experiment;
-use dpsgd_lab::experiment::cliplaw::analysis::fixed;
 use dpsgd_lab::experiment::cliplaw::{self, CliplawSummary, report};
+use dpsgd_lab::format::fixed;
 
 use super::batch::BatchArgs;
 

@@ -2,6 +2,7 @@
 //! test accuracy and how its noise was set), the best deployable method per epsilon with its
 //! margins, and the table and figure of the comparison.
 
+use crate::format::signed;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -350,9 +351,10 @@ pub fn winners(rows: &[MethodRow], epsilons: &[f64]) -> Vec<Winner> {
         if let (Some((s, se)), Some(m), Some(wsd)) = (second, margin, within) {
             let _ = write!(
                 line,
-                ", ahead of {} ({:.2} %) by {m:+.2} points{}",
+                ", ahead of {} ({:.2} %) by {} points{}",
                 rows[s].method.label(),
                 100.0 * se.mean,
+                signed(m, 2),
                 if wsd {
                     " (within one standard deviation)"
                 } else {
@@ -361,7 +363,7 @@ pub fn winners(rows: &[MethodRow], epsilons: &[f64]) -> Vec<Winner> {
             );
         }
         if let Some(o) = oracle {
-            let _ = write!(line, "; the oracle τ is {o:+.2} points from it");
+            let _ = write!(line, "; the oracle τ is {} points from it", signed(o, 2));
         }
         out.push(Winner {
             epsilon,

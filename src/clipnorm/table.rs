@@ -1,5 +1,6 @@
 //! Aggregation into Tables 3-7, the recommendation lines, and their Markdown.
 
+use crate::format::signed;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -260,13 +261,13 @@ pub fn recommend(table: &StudyTable) -> Vec<Recommendation> {
             (Some(a), Some(b), Some(c), Some(g)) => {
                 let _ = write!(
                     line,
-                    "; best tau <= G_1 ({}) {:.2} % vs best tau > G_1 ({}) {:.2} %: claim {} by {:+.2} points{}",
+                    "; best tau <= G_1 ({}) {:.2} % vs best tau > G_1 ({}) {:.2} %: claim {} by {} points{}",
                     tp[a].label(),
                     100.0 * entries[a].mean,
                     tp[b].label(),
                     100.0 * entries[b].mean,
                     if c { "HOLDS" } else { "FAILS" },
-                    g,
+                    signed(g, 2),
                     if noise == Some(true) {
                         " (within one standard deviation)"
                     } else {
@@ -277,15 +278,15 @@ pub fn recommend(table: &StudyTable) -> Vec<Recommendation> {
             _ => {
                 let _ = write!(
                     line,
-                    "; smallest tau ({}) vs largest tau ({}): {:+.2} points",
+                    "; smallest tau ({}) vs largest tau ({}): {} points",
                     tp[0].label(),
                     tp[last].label(),
-                    sl
+                    signed(sl, 2)
                 );
             }
         }
         if let Some(g) = g1_gn {
-            let _ = write!(line, "; tau = G_1 vs tau = G_n: {g:+.2} points");
+            let _ = write!(line, "; tau = G_1 vs tau = G_n: {} points", signed(g, 2));
         }
         out.push(Recommendation {
             epsilon: col.epsilon,

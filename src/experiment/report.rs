@@ -1,6 +1,7 @@
 //! Rendering of spec summaries: the verify table (text and markdown) and each spec's report.md
 //! (the verdicts: [`super::verdict`]; the figure: [`super::figure`]).
 
+use crate::format::signed;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -71,7 +72,12 @@ fn fmt_control(x: &SeriesSummary) -> String {
         return "(control)".into();
     }
     match x.control.as_ref().and_then(|c| c.difference) {
-        Some(d) => format!("{:+.2} [{:+.2}, {:+.2}]", d.value, d.lo, d.hi),
+        Some(d) => format!(
+            "{} [{}, {}]",
+            signed(d.value, 2),
+            signed(d.lo, 2),
+            signed(d.hi, 2)
+        ),
         None => "-".into(),
     }
 }

@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::analysis::{CliplawSummary, GroupSummary, Minimum, fixed};
+use super::analysis::{CliplawSummary, GroupSummary, Minimum};
 use crate::error::Result;
+use crate::format::fixed;
 use crate::plot::{Corner, Figure, Panels, Series, Style};
 
 const PANEL: (u32, u32) = (760, 560);
@@ -43,7 +44,7 @@ fn curves(s: &CliplawSummary, g: &GroupSummary) -> Figure {
     let mut series = Vec::new();
     for (i, c) in g.curves.iter().enumerate() {
         series.push(Series {
-            label: Some(format!("phi = {}", super::analysis::num(c.phi))),
+            label: Some(format!("phi = {}", crate::format::num(c.phi))),
             points: s.taus.iter().copied().zip(c.risk.iter().copied()).collect(),
             errors: Vec::new(),
             style: Style::Line,

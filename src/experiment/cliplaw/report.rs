@@ -1,7 +1,8 @@
 //! report.md of a clip-norm sweep: the laws table (one row per declared series) and, per
 //! series, the per-phi table.
 
-use super::analysis::{CliplawSummary, GroupSummary, Law, LawVerdict, Tail, fixed, num};
+use super::analysis::{CliplawSummary, GroupSummary, Law, LawVerdict, Tail};
+use crate::format::{fixed, num};
 
 /// How to read the tables (also in the README's glossary and paper_refs/cliplaw.md).
 pub fn legend() -> String {

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use super::WorstCell;
 use super::report::WorstSummary;
 use crate::error::Result;
-use crate::experiment::cliplaw::analysis::num;
 use crate::experiment::spec::fmt_k;
+use crate::format::num;
 use crate::plot::{Corner, Figure, Panels, Series, Style};
 
 const PANEL: (u32, u32) = (760, 560);

@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use super::WorstCell;
 use super::search::Measured;
-use crate::experiment::cliplaw::analysis::{fixed, num};
 use crate::experiment::fit::{interval, mean, ols};
 use crate::experiment::spec::{Spec, fmt_k};
+use crate::format::{fixed, num};
 use crate::rng::{Purpose, stream};
 use crate::theory::TheoremId;
 

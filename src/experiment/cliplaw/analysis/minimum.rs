@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::format::num;
+use crate::format::num;
 
 /// Grid points each side of the grid minimum in the quadratic smoothing.
 const WINDOW: usize = 2;

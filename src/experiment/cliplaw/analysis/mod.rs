@@ -5,7 +5,6 @@
 //! resample draws R replicate indices once for every arm and phi, as the runs share their
 //! random streams).
 
-mod format;
 mod laws;
 mod minimum;
 mod plateau;
@@ -24,7 +23,6 @@ use crate::experiment::theorem::schedule_theorem;
 use crate::rng::{Purpose, stream};
 use crate::theory::TheoremId;
 
-pub use format::{fixed, num};
 pub use laws::{Law, LawVerdict, MAX_HALF_WIDTH, Tail};
 pub use minimum::Minimum;
 pub use plateau::{Plateau, TIE};

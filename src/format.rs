@@ -1,5 +1,7 @@
-//! How the clip-law report and figures print numbers: fixed decimals without the sign of a
-//! value that rounds to zero, and four significant digits.
+//! How reports and figures print numbers, in one place: fixed decimals without the sign of a
+//! value that rounds to zero ("-0.00" reads as a negative slope), a signed form for
+//! differences, and four significant digits. `verify`, `cliplaw`, `worstcase` and the clip-norm
+//! study all print through it.
 
 /// `v` with `d` decimals, without the sign of a value that rounds to zero ("-0.00" reads as a
 /// negative slope).
@@ -8,6 +10,17 @@ pub fn fixed(v: f64, d: usize) -> String {
     match s.strip_prefix('-') {
         Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
         _ => s,
+    }
+}
+
+/// `v` with `d` decimals and an explicit sign (`+0.01`, `-0.03`) for differences and slopes; a
+/// value that rounds to zero prints unsigned (`0.00`), as in [`fixed`].
+pub fn signed(v: f64, d: usize) -> String {
+    let s = fixed(v, d);
+    if s.starts_with('-') || !v.is_finite() || s.chars().all(|c| c == '0' || c == '.') {
+        s
+    } else {
+        format!("+{s}")
     }
 }
 
@@ -48,6 +61,17 @@ mod tests {
         assert_eq!(fixed(-0.004, 2), "0.00");
         assert_eq!(fixed(-0.006, 2), "-0.01");
         assert_eq!(fixed(0.5, 2), "0.50");
+    }
+
+    /// Differences carry a sign unless they round to zero.
+    #[test]
+    fn signed_marks_the_sign_but_not_of_zero() {
+        assert_eq!(signed(0.0123, 2), "+0.01");
+        assert_eq!(signed(-0.0301, 2), "-0.03");
+        assert_eq!(signed(-0.004, 2), "0.00");
+        assert_eq!(signed(0.004, 2), "0.00");
+        assert_eq!(signed(-0.0, 2), "0.00");
+        assert_eq!(signed(1.5, 1), "+1.5");
     }
 
     /// Four significant digits, also when rounding carries into the next power of ten.
