@@ -23,13 +23,11 @@ const MAX_FILE_LINES: usize = 700;
 const MAX_FN_LINES: usize = 120;
 
 /// Functions allowed over [`MAX_FN_LINES`] for now: (file, function, why). Shrink to zero.
-const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
-    (
-        "src/experiment/figure.rs",
-        "figure",
-        "one plotters chart with its series, bounds and legend; to split per layer",
-    ),
-];
+const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[(
+    "src/experiment/figure.rs",
+    "figure",
+    "one plotters chart with its series, bounds and legend; to split per layer",
+)];
 
 /// Every `.rs` file below `dir`, sorted.
 fn rust_files(dir: &Path) -> Vec<PathBuf> {

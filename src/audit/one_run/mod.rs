@@ -152,6 +152,25 @@ pub struct OneRunReport {
     pub fault: Fault,
 }
 
+impl OneRunReport {
+    /// The first lower bound above the claim, as (threat model / canary, analysis, epsilon_lb):
+    /// a caught bug (the run is less private than claimed, at confidence 1 - beta per bound).
+    /// The f-DP bound counts only where its hypothesis is the accountant's curve
+    /// ([`OneRunReport::fdp_exact`]).
+    pub fn caught(&self) -> Option<(String, &'static str, f64)> {
+        self.threats.iter().find_map(|t| {
+            let name = format!("{} / {} canaries", t.threat, t.canary);
+            if t.eps_delta.epsilon_lb > self.epsilon_claimed {
+                Some((name, "(epsilon, delta)", t.eps_delta.epsilon_lb))
+            } else if self.fdp_exact && t.fdp.epsilon_lb > self.epsilon_claimed {
+                Some((name, "f-DP", t.fdp.epsilon_lb))
+            } else {
+                None
+            }
+        })
+    }
+}
+
 fn is_none(f: &Fault) -> bool {
     *f == Fault::None
 }
