@@ -62,8 +62,9 @@ const ETA: f64 = 1.0;
 const HUBER_C: f64 = 1.0;
 const CANARY_LABEL: f64 = -1e12;
 
-/// A deliberately broken mechanism, for tests of the audit itself. Not reachable from the
-/// command line (the CLI always runs [`Fault::None`]).
+/// A deliberately broken mechanism, for tests of the audit itself. `audit` always runs
+/// [`Fault::None`]; `audit-run` takes one through a hidden flag, `--plant-fault`, so that tests
+/// can see its exit status on a caught bug.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]

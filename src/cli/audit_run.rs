@@ -7,7 +7,7 @@ use clap::Args;
 
 use dpsgd_lab::audit::Fault;
 use dpsgd_lab::audit::one_run::{Bound, OneRunConfig, OneRunReport, run_one_run};
-use dpsgd_lab::config::{TrainConfig, load_toml};
+use dpsgd_lab::config::TrainConfig;
 
 /// Arguments of `audit-run` (its help text is the subcommand's doc comment in main.rs).
 #[derive(Debug, Args)]
@@ -33,11 +33,29 @@ pub struct AuditRunArgs {
     /// Run even when the estimated work exceeds the limit.
     #[arg(long)]
     pub force: bool,
+    /// A planted bug, for tests of the audit's exit status only: half-noise, no-clipping or
+    /// double-rate (hidden from the help).
+    #[arg(long, hide = true, value_parser = parse_fault)]
+    pub plant_fault: Option<Fault>,
 }
 
-/// Runs `audit-run`.
+/// The hidden `--plant-fault` value.
+fn parse_fault(s: &str) -> std::result::Result<Fault, String> {
+    match s {
+        "half-noise" => Ok(Fault::HalfNoise),
+        "no-clipping" => Ok(Fault::NoClipping),
+        "double-rate" => Ok(Fault::DoubleRate),
+        _ => Err(format!(
+            "{s:?} is not a fault: half-noise, no-clipping or double-rate"
+        )),
+    }
+}
+
+/// Runs `audit-run`: exit 0 when no lower bound exceeds the claim, 1 (a failed check) when one
+/// does, 2 on bad input. The config's data paths are read relative to its folder, as `train`
+/// reads them.
 pub fn run(a: &AuditRunArgs) -> Result<()> {
-    let train: TrainConfig = load_toml(&a.config)?;
+    let train = TrainConfig::load(&a.config)?;
     let cfg = OneRunConfig {
         seed: a.seed.unwrap_or(train.seed),
         train,
@@ -45,12 +63,20 @@ pub fn run(a: &AuditRunArgs) -> Result<()> {
         delta: a.delta,
         confidence: a.confidence,
         force: a.force,
-        fault: Fault::None,
+        fault: a.plant_fault.unwrap_or(Fault::None),
     };
     let r = run_one_run(&cfg)?;
     print_report(&r);
     if a.json {
         println!("{}", super::json::to_string(&r)?);
+    }
+    if let Some((threat, analysis, eps)) = r.caught() {
+        return super::check_failed(format!(
+            "the run is less private than claimed: {threat} epsilon_lb {eps:.4} by the {analysis} \
+             analysis exceeds the claimed epsilon {:.4} ({}% confidence)",
+            r.epsilon_claimed,
+            100.0 * r.confidence
+        ));
     }
     Ok(())
 }

@@ -273,7 +273,7 @@ pub fn choose_k(m: usize, mu: f64, delta: f64, beta: f64, analysis: Analysis) ->
 
 /// Precision of the top k of m / 2 N(mu, 1) and m / 2 N(0, 1) scores at the threshold where
 /// the expected count above it is k (bisection on t).
-fn expected_precision(m: usize, k: usize, mu: f64) -> f64 {
+pub fn expected_precision(m: usize, k: usize, mu: f64) -> f64 {
     let n = Normal::standard();
     let sf = |x: f64| n.cdf(-x);
     let target = k as f64 / (m as f64 / 2.0);

@@ -152,6 +152,25 @@ pub struct OneRunReport {
     pub fault: Fault,
 }
 
+impl OneRunReport {
+    /// The first lower bound above the claim, as (threat model / canary, analysis, epsilon_lb):
+    /// a caught bug (the run is less private than claimed, at confidence 1 - beta per bound).
+    /// The f-DP bound counts only where its hypothesis is the accountant's curve
+    /// ([`OneRunReport::fdp_exact`]).
+    pub fn caught(&self) -> Option<(String, &'static str, f64)> {
+        self.threats.iter().find_map(|t| {
+            let name = format!("{} / {} canaries", t.threat, t.canary);
+            if t.eps_delta.epsilon_lb > self.epsilon_claimed {
+                Some((name, "(epsilon, delta)", t.eps_delta.epsilon_lb))
+            } else if self.fdp_exact && t.fdp.epsilon_lb > self.epsilon_claimed {
+                Some((name, "f-DP", t.fdp.epsilon_lb))
+            } else {
+                None
+            }
+        })
+    }
+}
+
 fn is_none(f: &Fault) -> bool {
     *f == Fault::None
 }
@@ -232,133 +251,213 @@ fn run_config(user: &DpSgdConfig, q: f64, rows: usize, z: f64, fault: Fault) -> 
     c
 }
 
-/// Runs the one-run audit.
+/// Runs the one-run audit in four stages: [`Setup::new`] (the config's data, noise and claim),
+/// [`insert_canaries`], [`train_and_score`] (the one run of Algorithm 1) and [`Rule::bound`].
 pub fn run_one_run(cfg: &OneRunConfig) -> Result<OneRunReport> {
     let start = Instant::now();
-    check_open("confidence", cfg.confidence, 0.0, 1.0)?;
-    let m = cfg.canaries;
-    if m < 2 {
-        return Err(Error::param(format!(
-            "the one-run audit needs at least 2 canaries, but --canaries is {m}"
-        )));
-    }
-    let train = &cfg.train;
-    let (data, _) = crate::train::config_data(train)?;
-    let inner = train.loss.build(&data)?;
-    let p = inner.param_dim();
-    let user = &train.dpsgd;
-    let cal = match &user.noise {
-        NoiseSpec::Target { accountant, .. } => Some(accountant as &dyn Calibrator),
-        _ => None,
-    };
-    let z = DpSgd::new(user.clone(), data.n, cal)?.noise().multiplier;
-    let q = user.batch_size / data.n as f64;
-    let delta = cfg.delta.or(user.noise.delta()).unwrap_or(1e-5);
-    check_open("delta", delta, 0.0, 1.0)?;
-    if cfg.fault == Fault::DoubleRate && q > 0.5 {
-        return Err(Error::param("the doubled-rate fault needs q <= 1/2"));
-    }
-    let (epsilon_rdp, epsilon_pld, claimed) = claim(q, user.steps, z, delta)?;
-    // The audit trains on the user's rows: its outputs are a DP-SGD release of those rows, so
-    // a config with a privacy ledger pays for it there (RDP's claim, recorded before the run).
-    if let Some(b) = &train.privacy {
-        crate::privacy::ledger::Ledger::open(std::path::Path::new(&b.ledger))?.record(
-            crate::privacy::ledger::Spend::new(
-                &format!("audit-run --seed {}", cfg.seed),
-                "DP-SGD with canaries (one-run audit)",
-                epsilon_rdp,
-                delta,
-            ),
-        )?;
-    }
-    let fdp_exact = q == 1.0;
-    let mu_claimed = if fdp_exact {
-        (user.steps as f64).sqrt() / z
-    } else {
-        gdp_mu_of_epsilon(claimed, delta)?
-    };
+    let (setup, inner) = Setup::new(cfg)?;
+    let canaries = insert_canaries(cfg, &setup, inner)?;
+    let scored = train_and_score(cfg, &setup, &canaries)?;
+    let rule = Rule::new(cfg.canaries, &setup, 1.0 - cfg.confidence);
+    let threats = rule.bound(&canaries, &scored)?;
+    let Setup {
+        data,
+        p,
+        q,
+        z,
+        steps,
+        delta,
+        claim,
+        mu_claimed,
+        fdp_exact,
+        ..
+    } = setup;
+    Ok(OneRunReport {
+        n: data.n,
+        rows: canaries.rows.n,
+        params: p,
+        sample_rate: q,
+        steps,
+        noise_multiplier: z,
+        delta,
+        epsilon_rdp: claim.0,
+        epsilon_pld: claim.1,
+        epsilon_claimed: claim.2,
+        mu_claimed,
+        fdp_exact,
+        confidence: cfg.confidence,
+        canaries: cfg.canaries,
+        seed: cfg.seed,
+        threats,
+        black_box_note: canaries.black_box_note,
+        wall_time_s: start.elapsed().as_secs_f64(),
+        fault: cfg.fault,
+    })
+}
 
+/// The audited config before the canaries: its data, resolved noise and claim.
+struct Setup {
+    data: crate::data::Dataset,
+    /// Parameters of the config's loss.
+    p: usize,
+    /// Sampling rate q = b / n, noise multiplier z, steps T and delta of the claim.
+    q: f64,
+    z: f64,
+    steps: usize,
+    delta: f64,
+    /// (epsilon_rdp, epsilon_pld, claimed).
+    claim: (f64, f64, f64),
+    mu_claimed: f64,
+    fdp_exact: bool,
+}
+
+impl Setup {
+    /// Validates the audit's inputs, reads the config's data, resolves its noise multiplier,
+    /// computes the claim and records the audit's spend in the config's ledger, if it has one.
+    /// Returns the config's loss beside.
+    fn new(cfg: &OneRunConfig) -> Result<(Self, Box<dyn Loss>)> {
+        check_open("confidence", cfg.confidence, 0.0, 1.0)?;
+        let m = cfg.canaries;
+        if m < 2 {
+            return Err(Error::param(format!(
+                "the one-run audit needs at least 2 canaries, but --canaries is {m}"
+            )));
+        }
+        let train = &cfg.train;
+        let (data, _) = crate::train::config_data(train)?;
+        let inner = train.loss.build(&data)?;
+        let p = inner.param_dim();
+        let user = &train.dpsgd;
+        let cal = match &user.noise {
+            NoiseSpec::Target { accountant, .. } => Some(accountant as &dyn Calibrator),
+            _ => None,
+        };
+        let z = DpSgd::new(user.clone(), data.n, cal)?.noise().multiplier;
+        let q = user.batch_size / data.n as f64;
+        let delta = cfg.delta.or(user.noise.delta()).unwrap_or(1e-5);
+        check_open("delta", delta, 0.0, 1.0)?;
+        if cfg.fault == Fault::DoubleRate && q > 0.5 {
+            return Err(Error::param("the doubled-rate fault needs q <= 1/2"));
+        }
+        let claim = claim(q, user.steps, z, delta)?;
+        // The audit trains on the user's rows: its outputs are a DP-SGD release of those rows,
+        // so a config with a privacy ledger pays for it there (RDP's claim, recorded before the
+        // run).
+        if let Some(b) = &train.privacy {
+            crate::privacy::ledger::Ledger::open(std::path::Path::new(&b.ledger))?.record(
+                crate::privacy::ledger::Spend::new(
+                    &format!("audit-run --seed {}", cfg.seed),
+                    "DP-SGD with canaries (one-run audit)",
+                    claim.0,
+                    delta,
+                ),
+            )?;
+        }
+        let fdp_exact = q == 1.0;
+        let mu_claimed = if fdp_exact {
+            (user.steps as f64).sqrt() / z
+        } else {
+            gdp_mu_of_epsilon(claim.2, delta)?
+        };
+        let setup = Setup {
+            data,
+            p,
+            q,
+            z,
+            steps: user.steps,
+            delta,
+            claim,
+            mu_claimed,
+            fdp_exact,
+        };
+        Ok((setup, inner))
+    }
+}
+
+/// The run's rows and loss with the canaries in them, and which canaries are included.
+struct Canaries {
+    /// The input-space canaries (empty when the loss has none).
+    black: Vec<(Vec<f64>, f64)>,
+    black_box_note: Option<String>,
+    /// Inclusion bits: the m Dirac canaries, then the input-space ones.
+    present: Vec<bool>,
+    /// The user's rows followed by the canary rows.
+    rows: crate::data::Dataset,
+    loss: CanaryLoss,
+}
+
+/// Draws the inclusion bits and the input-space canaries from their public streams and adds
+/// the canary rows to the user's data ([`canary`]).
+fn insert_canaries(cfg: &OneRunConfig, s: &Setup, inner: Box<dyn Loss>) -> Result<Canaries> {
+    let m = cfg.canaries;
     let (black, black_box_note) =
-        input_space_canaries(&train.loss, inner.as_ref(), data.d, m, cfg.seed);
+        input_space_canaries(&cfg.train.loss, inner.as_ref(), s.data.d, m, cfg.seed);
     let slots = m + black.len();
     let mut bits = stream(cfg.seed, 0, Purpose::Other(INCLUSION));
     let present: Vec<bool> = (0..slots).map(|_| bits.random::<bool>()).collect();
-    let rows_data = with_canaries(&data, m, &black)?;
-    let rows = rows_data.n;
+    let rows = with_canaries(&s.data, m, &black)?;
+    let user = &cfg.train.dpsgd;
     let tau_max = user.clip_norm.max_over(user.steps);
-    let loss = CanaryLoss::new(inner, data.d, m, present.clone(), DIRAC_NORM * tau_max);
-    let run_cfg = run_config(user, q, rows, z, cfg.fault);
-    let b = q * rows as f64;
+    let loss = CanaryLoss::new(inner, s.data.d, m, present.clone(), DIRAC_NORM * tau_max);
+    Ok(Canaries {
+        black,
+        black_box_note,
+        present,
+        rows,
+        loss,
+    })
+}
+
+/// The scores of one run: the Dirac canaries' every-iterate and released-model scores and,
+/// where there are input-space canaries, minus their losses at w_priv.
+struct Scored {
+    every_iterate: Vec<f64>,
+    released: Vec<f64>,
+    input_space: Vec<f64>,
+}
+
+/// The one training run (the config's sampler, clip norm and noise, b' = q rows, the planted
+/// fault if any) and the canaries' scores.
+fn train_and_score(cfg: &OneRunConfig, s: &Setup, c: &Canaries) -> Result<Scored> {
+    let user = &cfg.train.dpsgd;
+    let m = cfg.canaries;
+    let rows = c.rows.n;
+    let run_cfg = run_config(user, s.q, rows, s.z, cfg.fault);
     check_size(
         m,
         rows,
-        data.d,
-        p,
+        s.data.d,
+        s.p,
         user.steps,
         run_cfg.batch_size,
         cfg.force,
     )?;
     let alg = DpSgd::new(run_cfg, rows, None)?;
-
     let claimed_run = ClaimedRun {
-        q,
-        z,
-        b,
+        q: s.q,
+        z: s.z,
+        b: s.q * rows as f64,
         eta: &user.learning_rate,
         tau: &user.clip_norm,
     };
-    let (lr, released, w_priv) = scores(
+    let (every_iterate, released, w_priv) = scores(
         &alg,
-        &loss,
-        &rows_data,
-        (cfg.seed, train.replicate),
-        p,
+        &c.loss,
+        &c.rows,
+        (cfg.seed, cfg.train.replicate),
+        s.p,
         &claimed_run,
     )?;
-
-    let beta = 1.0 - cfg.confidence;
-    let k_ed = choose_k(m, mu_claimed, delta, beta, Analysis::EpsDelta);
-    let k_f = choose_k(m, mu_claimed, delta, beta, Analysis::Fdp);
-    let rule = Rule {
-        k_ed,
-        k_f,
-        delta,
-        beta,
-        claimed,
-    };
-    let white = &present[..m];
-    let mut threats = vec![
-        rule.analyse("every iterate", "Dirac gradient", &lr, white)?,
-        rule.analyse("released model", "Dirac gradient", &released, white)?,
-    ];
-    if !black.is_empty() {
-        let inner = loss.inner();
-        let losses: Vec<f64> = black
-            .iter()
-            .map(|(x, y)| -inner.value(&w_priv[..p], x, *y))
-            .collect();
-        threats.push(rule.analyse("released model", "input space", &losses, &present[m..])?);
-    }
-    Ok(OneRunReport {
-        n: data.n,
-        rows,
-        params: p,
-        sample_rate: q,
-        steps: user.steps,
-        noise_multiplier: z,
-        delta,
-        epsilon_rdp,
-        epsilon_pld,
-        epsilon_claimed: claimed,
-        mu_claimed,
-        fdp_exact,
-        confidence: cfg.confidence,
-        canaries: m,
-        seed: cfg.seed,
-        threats,
-        black_box_note,
-        wall_time_s: start.elapsed().as_secs_f64(),
-        fault: cfg.fault,
+    let inner = c.loss.inner();
+    let input_space = c
+        .black
+        .iter()
+        .map(|(x, y)| -inner.value(&w_priv[..s.p], x, *y))
+        .collect();
+    Ok(Scored {
+        every_iterate,
+        released,
+        input_space,
     })
 }
 
@@ -423,6 +522,37 @@ struct Rule {
 }
 
 impl Rule {
+    /// k' of each analysis ([`choose_k`]), fixed by (m, the claim, delta, beta) alone.
+    fn new(m: usize, s: &Setup, beta: f64) -> Self {
+        Rule {
+            k_ed: choose_k(m, s.mu_claimed, s.delta, beta, Analysis::EpsDelta),
+            k_f: choose_k(m, s.mu_claimed, s.delta, beta, Analysis::Fdp),
+            delta: s.delta,
+            beta,
+            claimed: s.claim.2,
+        }
+    }
+
+    /// Both analyses of every threat model: every iterate and the released model with the
+    /// Dirac canaries, and the released model with the input-space canaries where there are.
+    fn bound(&self, c: &Canaries, s: &Scored) -> Result<Vec<ThreatBound>> {
+        let m = s.every_iterate.len();
+        let white = &c.present[..m];
+        let mut threats = vec![
+            self.analyse("every iterate", "Dirac gradient", &s.every_iterate, white)?,
+            self.analyse("released model", "Dirac gradient", &s.released, white)?,
+        ];
+        if !c.black.is_empty() {
+            threats.push(self.analyse(
+                "released model",
+                "input space",
+                &s.input_space,
+                &c.present[m..],
+            )?);
+        }
+        Ok(threats)
+    }
+
     /// Both analyses of one threat model's scores.
     fn analyse(
         &self,
