@@ -55,6 +55,13 @@ pub(crate) fn notes(spec: &Spec) -> Vec<String> {
             "gamma = {g}: the bound holds with probability >= 1 - gamma over the data set (1 at k = inf); the check compares the means over replicates"
         ));
     }
+    if raw.fresh_data && !raw.theorem.is_lower_bound() {
+        notes.push(format!(
+            "probability statement: at the smallest phi, each data set's OR (the expectation over Algorithm 1 given the data set) is its run's time-averaged risk (1/T) sum_t risk(w_t), estimated on strata that resolve the start-up (every step of the first {h}, then {m} equal strata in each block [{h} 2^j, {h} 2^(j+1))); the K-iterate estimate of the other columns is unbiased for the mean over data sets but not for one run",
+            h = super::time_average::HEAD,
+            m = super::time_average::PER_BLOCK,
+        ));
+    }
     match raw.theorem.full_version() {
         crate::theory::TheoremId::H1 => notes.push(
             "Thm H.1: alpha(tau) is the upper estimate of theory::estimate_alpha (8 starts), so the bound used is at most the theorem's: a pass is rigorous; Delta(w*) from the per-sample minima".into(),

@@ -9,6 +9,7 @@ use super::probability::NO_POWER;
 use super::probability::Probability;
 use super::results::{CellResult, ReplicateResult};
 use super::spec::fmt_k;
+use super::time_average::{HEAD, PER_BLOCK};
 use super::verdict::{
     BAND, DO_NOTHING, Informative, Rate, Role, SeriesSummary, SpecSummary, Tightness, Verdict,
     cell_mean, reps_of, sig,
@@ -122,7 +123,9 @@ paired interval. An interval containing 0 means the slope is not evidence about 
 not moving at all meets it, so no rate is stated for it.\n\
 - **OR / risk0**: range of mean risk / mean do-nothing risk: near 1 the run has barely moved.\n\
 - **clipped**: range of the fraction of sampled per-sample gradients that were clipped. Near 0 the clip norm never binds and the slope is that of the schedule's tau(phi) phi.\n\
-- **P(OR <= bound)**: at the smallest phi, data sets whose risk is under their bound, 95% Clopper-Pearson interval, against the theorem's probability; \
+- **P(OR <= bound)**: at the smallest phi, data sets whose OR is under their bound, 95% Clopper-Pearson interval, against the theorem's probability. \
+OR given a data set is the expectation over Algorithm 1, here each run's time-averaged risk (1/T) sum_t risk(w_t), estimated on strata that resolve the start-up \
+(every step of the first {HEAD}, then {PER_BLOCK} per doubling of t), not the K-iterate estimate of the other columns, whose single-run spread is not the algorithm's; \
 SHORT when the interval's upper end is below it (also shown in the verdict column and the per-theorem summary), (no power) when every risk is below {NO_POWER} of its bound.\n\
 - **verdict** (upper bounds): 'attains the bound's rate' (interval contains the predicted exponent), 'faster than the bound' (interval above), \
 'slower than the bound (pre-asymptotic)' (interval below), each only where the bound is informative; 'no rate claim' otherwise; \

@@ -144,6 +144,7 @@ fn informative_needs_every_decade_cell_below_one() {
             lambda_s: None,
             clipped: None,
             noise_multiplier: None,
+            risk_avg: None,
         }],
     };
     let (a, b, c) = (cell(Some(0.5), 1.0), cell(Some(2.0), 1.0), cell(None, 1.0));
