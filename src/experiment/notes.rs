@@ -21,7 +21,7 @@ pub(crate) fn notes(spec: &Spec) -> Vec<String> {
                 crate::error::fmt_num(raw.constants.dist0)
             )
         },
-        "verdicts (upper bounds), on separate axes: the bound holds (every cell's mean OR <= its mean bound; otherwise VIOLATION); the bound is informative when bound / risk0 < 1 in every cell of the smallest decade (risk0 = the do-nothing risk at w0); only then a rate: 'attains the bound's rate' (the smallest decade's 95% interval contains the predicted exponent), 'faster than the bound' (interval above), 'slower than the bound (pre-asymptotic)' (interval below); 'a do-nothing algorithm earns the same' when the do-nothing risk's own interval gives the same rate".to_string(),
+        "verdicts (upper bounds), on separate axes: the bound holds (every cell's mean OR <= its mean bound; otherwise VIOLATION); the bound is informative when bound / risk0 < 1 in every cell of the smallest decade (risk0 = the do-nothing risk at w0); only then a rate: 'attains the bound's rate' (the smallest decade's 95% interval contains the predicted exponent), 'faster than the bound' (interval above), 'slower than the bound (pre-asymptotic)' (interval below), read from the interval with no tolerance, and 'interval too wide for a rate' when its half-width is above 0.1; 'a do-nothing algorithm earns the same' when the do-nothing risk's own interval gives the same rate".to_string(),
         match raw.constants.c {
             _ if schedule_theorem(raw.theorem).full_version() == crate::theory::TheoremId::I1 => {
                 "Thm I.1 has no free C: eta = D_W/(T tau) psi^(-1/2), so the C column shows D_W".to_string()
