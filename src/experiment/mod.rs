@@ -21,6 +21,7 @@ pub mod solver;
 pub mod spec;
 pub mod spec_file;
 pub mod theorem;
+pub mod time_average;
 pub mod verdict;
 pub mod worstcase;
 

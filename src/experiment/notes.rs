@@ -21,7 +21,7 @@ pub(crate) fn notes(spec: &Spec) -> Vec<String> {
                 crate::error::fmt_num(raw.constants.dist0)
             )
         },
-        "verdicts (upper bounds), on separate axes: the bound holds (every cell's mean OR <= its mean bound; otherwise VIOLATION); the bound is informative when bound / risk0 < 1 in every cell of the smallest decade (risk0 = the do-nothing risk at w0); only then a rate: 'attains the bound's rate' (the smallest decade's 95% interval contains the predicted exponent), 'faster than the bound' (interval above), 'slower than the bound (pre-asymptotic)' (interval below); 'a do-nothing algorithm earns the same' when the do-nothing risk's own interval gives the same rate".to_string(),
+        "verdicts (upper bounds), on separate axes: the bound holds (every cell's mean OR <= its mean bound; otherwise VIOLATION); the bound is informative when bound / risk0 < 1 in every cell of the smallest decade (risk0 = the do-nothing risk at w0); only then a rate: 'attains the bound's rate' (the smallest decade's 95% interval contains the predicted exponent), 'faster than the bound' (interval above), 'slower than the bound (pre-asymptotic)' (interval below), read from the interval with no tolerance, and 'interval too wide for a rate' when its half-width is above 0.1; 'a do-nothing algorithm earns the same' when the do-nothing risk's own interval gives the same rate".to_string(),
         match raw.constants.c {
             _ if schedule_theorem(raw.theorem).full_version() == crate::theory::TheoremId::I1 => {
                 "Thm I.1 has no free C: eta = D_W/(T tau) psi^(-1/2), so the C column shows D_W".to_string()
@@ -53,6 +53,13 @@ pub(crate) fn notes(spec: &Spec) -> Vec<String> {
     if let Some(g) = raw.constants.gamma {
         notes.push(format!(
             "gamma = {g}: the bound holds with probability >= 1 - gamma over the data set (1 at k = inf); the check compares the means over replicates"
+        ));
+    }
+    if raw.fresh_data && !raw.theorem.is_lower_bound() {
+        notes.push(format!(
+            "probability statement: at the smallest phi, each data set's OR (the expectation over Algorithm 1 given the data set) is its run's time-averaged risk (1/T) sum_t risk(w_t), estimated on strata that resolve the start-up (every step of the first {h}, then {m} equal strata in each block [{h} 2^j, {h} 2^(j+1))); the K-iterate estimate of the other columns is unbiased for the mean over data sets but not for one run",
+            h = super::time_average::HEAD,
+            m = super::time_average::PER_BLOCK,
         ));
     }
     match raw.theorem.full_version() {

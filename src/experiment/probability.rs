@@ -8,8 +8,8 @@ use super::spec::Spec;
 use crate::theory::TheoremId;
 
 /// A theorem's probability statement over the data set, checked at one cell: the fraction of
-/// data sets on which the risk (the mean over the algorithm runs on that data set) is under
-/// the bound, with a 95% Clopper-Pearson interval, beside the theorem's probability.
+/// data sets on which the risk (each run's time-averaged risk, the theorem's OR given the data
+/// set, averaged over the runs on that data set) is under the bound, with a 95% Clopper-Pearson interval, beside the theorem's probability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Probability {
     /// phi of the cell.
@@ -62,27 +62,37 @@ pub fn claimed_probability(id: TheoremId, gamma: Option<f64>, k: f64) -> Option<
     }
 }
 
-pub(crate) fn probability_check(spec: &Spec, s: usize, cs: &[&CellResult]) -> Option<Probability> {
+/// The grid index of the cell a probability statement reads for series `s` (its smallest phi),
+/// or None when the series states none (one fixed data set, or no probability in the theorem).
+/// Only that cell's replicates estimate the time-averaged risk ([`super::time_average`]).
+pub(crate) fn probability_point(spec: &Spec, s: usize) -> Option<usize> {
     let raw = &spec.raw;
     if !raw.fresh_data {
         return None;
     }
+    claimed_probability(raw.theorem, raw.constants.gamma, spec.series[s].k)?;
+    (0..spec.phis.len()).min_by(|&a, &b| spec.phis[a].total_cmp(&spec.phis[b]))
+}
+
+/// The probability statement at series `s`'s smallest phi, on each data set's time-averaged risk
+/// (the theorem's OR given the data set, [`super::results::ReplicateResult::risk_avg`]); None where the series
+/// states none or the cell lacks that estimate (results written before it existed).
+pub(crate) fn probability_check(spec: &Spec, s: usize, cs: &[&CellResult]) -> Option<Probability> {
+    let raw = &spec.raw;
     let claimed = claimed_probability(raw.theorem, raw.constants.gamma, spec.series[s].k)?;
-    let c = cs.iter().min_by(|a, b| a.phi.total_cmp(&b.phi))?;
-    let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
-    let b = b?;
-    let under = c
+    let pi = probability_point(spec, s)?;
+    let c = cs.iter().find(|c| c.phi_index == pi)?;
+    let pairs: Option<Vec<(f64, f64)>> = c
         .replicates
         .iter()
-        .zip(&b)
-        .filter(|(r, b)| r.risk <= **b)
-        .count();
-    let total = b.len();
-    let max_ratio = c
-        .replicates
+        .map(|r| Some((r.risk_avg?, r.bound?)))
+        .collect();
+    let pairs = pairs?;
+    let under = pairs.iter().filter(|(r, b)| r <= b).count();
+    let total = pairs.len();
+    let max_ratio = pairs
         .iter()
-        .zip(&b)
-        .map(|(r, b)| r.risk / b)
+        .map(|(r, b)| r / b)
         .fold(f64::NEG_INFINITY, f64::max);
     Some(Probability {
         phi: c.phi,

@@ -2,6 +2,8 @@
 //! exact reference, the start w0, the theorem's schedule (with the spec's clip rule), DP-SGD, and
 //! the risk at pre-drawn iterates. The run loop that schedules replicates is in `runner.rs`.
 
+use std::ops::ControlFlow;
+
 use rand::RngExt;
 
 use super::results::ReplicateResult;
@@ -26,6 +28,8 @@ const DATA_TAG: u64 = 0xda7a;
 const RUN_TAG: u64 = 0x2a11;
 /// Stream tag of the draw of the K evaluated iterates (`Purpose::Other`).
 const ITER_TAG: u64 = 0x17e2;
+/// Stream tag of the draw in each stratum of the time-averaged risk (`Purpose::Other`).
+const AVG_TAG: u64 = 0x7a3e;
 
 /// (n, epsilon, phi) of grid point `pi`.
 #[derive(Debug, Clone, Copy)]
@@ -264,12 +268,22 @@ pub fn run_on_data(
         w: problem.w0.clone(),
     };
     let alg = DpSgd::new(cfg, data.n, None)?;
-    let (risk, clipped) = measure_runs(spec, &alg, &problem, data, (seed, r), &mut gbuf)?;
+    let (_, pi) = spec.cell(c);
+    let time_average = super::probability::probability_point(spec, s) == Some(pi);
+    let m = measure_runs(
+        spec,
+        &alg,
+        &problem,
+        data,
+        (seed, r, time_average),
+        &mut gbuf,
+    )?;
     Ok((
         ReplicateResult {
-            risk,
+            risk: m.risk,
             risk0: Some(risk0),
-            clipped: Some(clipped),
+            clipped: Some(m.clipped),
+            risk_avg: m.risk_avg,
             noise_multiplier,
             lambda_s,
             bound,
@@ -479,23 +493,35 @@ fn dpsgd_config(
     Ok((cfg, noise_multiplier))
 }
 
+/// A replicate's measurements over its runs (means over the `runs_per_data` runs).
+struct Measured {
+    /// The risk at K stratified iterates.
+    risk: f64,
+    /// The clipped fraction over the steps up to the last of the K iterates.
+    clipped: f64,
+    /// The time-averaged risk on dyadic strata (only where `time_average` was asked).
+    risk_avg: Option<f64>,
+}
+
 /// The replicate's risk and clipped fraction: the mean over its `runs_per_data` runs of the risk
-/// at K stratified iterates (pre-drawn from the run's own stream) and of the clipped fraction.
+/// at K stratified iterates (pre-drawn from the run's own stream) and of the clipped fraction;
+/// with `time_average`, also each run's time-averaged risk on the dyadic strata of
+/// [`super::time_average`], observed in the same run (their steps drawn from a stream of their
+/// own, so the K iterates, the risk and the clipped fraction are those of a run without them).
 fn measure_runs(
     spec: &Spec,
     alg: &DpSgd,
     problem: &Problem,
     data: &Dataset,
-    (seed, r): (u64, usize),
+    (seed, r, time_average): (u64, usize, bool),
     gbuf: &mut [f64],
-) -> Result<(f64, f64)> {
+) -> Result<Measured> {
     let runs = spec.raw.runs_per_data;
     let grad_risk = gradient_risk(spec.raw.theorem);
     let loss = problem.loss.as_ref();
     let f_star = problem.reference.f_star;
     let steps = alg.config().steps;
-    let mut total = 0.0;
-    let mut clipped = 0.0;
+    let (mut total, mut clipped, mut total_avg) = (0.0, 0.0, 0.0);
     for run_idx in 0..runs {
         // Run 0 keeps the single-run streams (replicate index r); further runs on the same data
         // set take their own streams.
@@ -507,13 +533,86 @@ fn measure_runs(
         let mut pick = stream(rs, r as u64, Purpose::Other(ITER_TAG));
         let fractions: Vec<f64> = (0..spec.iterates).map(|_| pick.random::<f64>()).collect();
         let at = stratified_steps(&fractions, steps);
-        let mut acc = 0.0;
-        clipped += alg.observe_at(loss, data, rs, r as u64, &at, |_, w| {
-            acc += risk_at(loss, data, w, f_star, grad_risk, gbuf);
-        })?;
+        let strata = if time_average {
+            let mut u = stream(rs, r as u64, Purpose::Other(AVG_TAG));
+            super::time_average::dyadic_strata(steps, || u.random::<f64>())
+        } else {
+            Vec::new()
+        };
+        let (mut acc, mut acc_avg) = (0.0, 0.0);
+        clipped += observe_both(
+            alg,
+            (loss, data),
+            (rs, r as u64),
+            (&at, &strata),
+            |w, kind| {
+                let v = risk_at(loss, data, w, f_star, grad_risk, gbuf);
+                match kind {
+                    None => acc += v,
+                    Some(weight) => acc_avg += weight * v,
+                }
+            },
+        )?;
         total += acc / spec.iterates as f64;
+        total_avg += acc_avg;
     }
-    Ok((total / runs as f64, clipped / runs as f64))
+    let n = runs as f64;
+    Ok(Measured {
+        risk: total / n,
+        clipped: clipped / n,
+        risk_avg: time_average.then_some(total_avg / n),
+    })
+}
+
+/// One run observed at the K stratified steps `at` (`observe(w, None)`, in their order) and at
+/// the weighted `strata` (`observe(w, Some(weight))`), stopped after the last step of either;
+/// returns the clipped fraction over the steps before the last of `at` (as a run observed at
+/// `at` alone).
+fn observe_both(
+    alg: &DpSgd,
+    (loss, data): (&dyn Loss, &Dataset),
+    (seed, replicate): (u64, u64),
+    (at, strata): (&[usize], &[(usize, f64)]),
+    mut observe: impl FnMut(&[f64], Option<f64>),
+) -> Result<f64> {
+    let last = at.last().copied().unwrap_or(0);
+    let fraction = |st: &crate::dpsgd::Stepper<'_>| {
+        if st.sampled == 0 {
+            0.0
+        } else {
+            st.clipped as f64 / st.sampled as f64
+        }
+    };
+    let mut clipped = 0.0;
+    let (mut i, mut j) = (0, 0);
+    alg.run_stepped(
+        loss,
+        data,
+        seed,
+        replicate,
+        |st, t, w| {
+            st.step(t, w);
+            if t + 1 == last {
+                clipped = fraction(st);
+            }
+        },
+        |t, w| {
+            while i < at.len() && at[i] == t {
+                observe(w, None);
+                i += 1;
+            }
+            while j < strata.len() && strata[j].0 == t {
+                observe(w, Some(strata[j].1));
+                j += 1;
+            }
+            if i == at.len() && j == strata.len() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        },
+    )?;
+    Ok(clipped)
 }
 
 fn risk_at(

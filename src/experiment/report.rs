@@ -10,9 +10,10 @@ use super::probability::NO_POWER;
 use super::probability::Probability;
 use super::results::{CellResult, ReplicateResult};
 use super::spec::fmt_k;
+use super::time_average::{HEAD, PER_BLOCK};
 use super::verdict::{
-    BAND, DO_NOTHING, Informative, Rate, Role, SeriesSummary, SpecSummary, Tightness, Verdict,
-    cell_mean, reps_of, sig,
+    DO_NOTHING, Informative, LowerRate, MAX_HALF_WIDTH, Rate, Role, SeriesSummary, SpecSummary,
+    Verdict, cell_mean, reps_of, sig,
 };
 
 pub(crate) fn fmt_fit(f: &Option<Fit>) -> String {
@@ -128,12 +129,16 @@ paired interval. An interval containing 0 means the slope is not evidence about 
 not moving at all meets it, so no rate is stated for it.\n\
 - **OR / risk0**: range of mean risk / mean do-nothing risk: near 1 the run has barely moved.\n\
 - **clipped**: range of the fraction of sampled per-sample gradients that were clipped. Near 0 the clip norm never binds and the slope is that of the schedule's tau(phi) phi.\n\
-- **P(OR <= bound)**: at the smallest phi, data sets whose risk is under their bound, 95% Clopper-Pearson interval, against the theorem's probability; \
+- **P(OR <= bound)**: at the smallest phi, data sets whose OR is under their bound, 95% Clopper-Pearson interval, against the theorem's probability. \
+OR given a data set is the expectation over Algorithm 1, here each run's time-averaged risk (1/T) sum_t risk(w_t), estimated on strata that resolve the start-up \
+(every step of the first {HEAD}, then {PER_BLOCK} per doubling of t), not the K-iterate estimate of the other columns, whose single-run spread is not the algorithm's; \
 SHORT when the interval's upper end is below it (also shown in the verdict column and the per-theorem summary), (no power) when every risk is below {NO_POWER} of its bound.\n\
 - **verdict** (upper bounds): 'attains the bound's rate' (interval contains the predicted exponent), 'faster than the bound' (interval above), \
-'slower than the bound (pre-asymptotic)' (interval below), each only where the bound is informative; 'no rate claim' otherwise; \
+'slower than the bound (pre-asymptotic)' (interval below), each only where the bound is informative, read from the interval with no tolerance; \
+'interval too wide for a rate' when its half-width is above {MAX_HALF_WIDTH}; 'no rate claim' otherwise; \
 'a do-nothing algorithm earns the same' when the do-nothing risk's interval gives the same rate. \
-Lower bounds: 'tight' (interval within {BAND} of 1 - 1/k), 'consistent', 'not tight'. Ablations: 'bias floor' or 'still falling'.\n"
+Lower bounds: the run's rate against the lower exponent 1 - 1/k, read from the interval with no tolerance: 'rate matches the lower exponent' (contains it), \
+'slower' (below), 'faster' (above), or too wide; one algorithm's slope cannot show that a lower bound is tight. Ablations: 'bias floor' or 'still falling'.\n"
     )
 }
 
@@ -272,15 +277,16 @@ pub fn one_line_summary(summaries: &[SpecSummary]) -> String {
     let count = |f: &dyn Fn(&SeriesSummary) -> bool| all.iter().filter(|x| f(x)).count();
     let with_bound = |x: &SeriesSummary| x.role == Role::Upper && x.bound_cells.0 > 0;
     let rate = |r: Rate| move |x: &SeriesSummary| matches!(x.verdict, Verdict::Upper { rate: Some(q), .. } if q == r);
-    let tight = |t: Tightness| move |x: &SeriesSummary| matches!(x.verdict, Verdict::Lower { tightness, .. } if tightness == t);
-    let (att, fast, slow) = (
+    let lower = |t: LowerRate| move |x: &SeriesSummary| matches!(x.verdict, Verdict::Lower { rate, .. } if rate == t);
+    let (att, fast, slow, wide) = (
         count(&rate(Rate::Attains)),
         count(&rate(Rate::Faster)),
         count(&rate(Rate::Slower)),
+        count(&rate(Rate::TooWide)),
     );
     format!(
         "{} series: bound held {} of {}, VIOLATED {}, SHORT {}, informative {}, rates stated {} \
-(attains {att}, faster {fast}, slower {slow}); lower bounds tight {}, consistent {}, not tight {}; ablations {}",
+(attains {att}, faster {fast}, slower {slow}), too wide {wide}; lower bounds' rate against 1 - 1/k: matches {}, slower {}, faster {}, too wide {}; ablations {}",
         all.len(),
         count(&|x| with_bound(x) && !x.verdict.is_violation()),
         count(&with_bound),
@@ -294,9 +300,10 @@ pub fn one_line_summary(summaries: &[SpecSummary]) -> String {
             }
         )),
         att + fast + slow,
-        count(&tight(Tightness::Tight)),
-        count(&tight(Tightness::Consistent)),
-        count(&tight(Tightness::NotTight)),
+        count(&lower(LowerRate::Matches)),
+        count(&lower(LowerRate::Slower)),
+        count(&lower(LowerRate::Faster)),
+        count(&lower(LowerRate::TooWide)),
         count(&|x| x.role == Role::Ablation),
     )
 }

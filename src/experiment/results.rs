@@ -77,6 +77,11 @@ pub struct ReplicateResult {
     /// noise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_multiplier: Option<f64>,
+    /// The run's time-averaged risk (1/T) sum_{t<T} risk(w_t), the theorem's OR given the data
+    /// set, estimated on strata that resolve the start-up ([`super::time_average`]), mean over
+    /// the runs on this data set; only in the cell a probability statement reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk_avg: Option<f64>,
 }
 
 /// A finished cell: one line of the results file.

@@ -551,3 +551,36 @@ fn newton_converges_on_the_heavy_tailed_robust_regression_data_sets() {
         }
     }
 }
+
+/// The time-averaged risk (the probability statement's OR given the data set) is observed in the
+/// same run as the K stratified iterates without changing them. Replicate 0 has the same data
+/// and streams with fresh data on (the probability cell: time average observed) or off (none),
+/// so every other field must agree bit for bit, the clipped fraction included (counted up to the
+/// last of the K iterates, not to the last stratum).
+#[test]
+fn the_time_average_leaves_the_k_iterate_risk_and_clipped_fraction_as_they_were() {
+    use dpsgd_lab::experiment::replicate::{run_replicate, sweep_point};
+    let text = tiny_text().replace("batch_size = 5.0", "batch_size = 5.0\nfresh_data = true");
+    let on: ExperimentSpec = toml::from_str(&text).unwrap();
+    let mut off = on.clone();
+    off.fresh_data = false;
+    let (on, off) = (
+        Spec::new(on, Scale::Full).unwrap(),
+        Spec::new(off, Scale::Full).unwrap(),
+    );
+    let pi = on.phis.len() - 1;
+    let point = sweep_point(&on, pi).unwrap();
+    for s in 0..on.series.len() {
+        let c = s * on.phis.len() + pi;
+        let (a, ta) = run_replicate(&on, c, &point, 0).unwrap();
+        let (mut b, tb) = run_replicate(&off, c, &point, 0).unwrap();
+        assert_eq!(ta, tb);
+        let avg = a
+            .risk_avg
+            .expect("the probability cell observes the time average");
+        assert!(avg.is_finite() && avg > 0.0, "series {s}: {avg}");
+        assert!(b.risk_avg.is_none());
+        b.risk_avg = a.risk_avg;
+        assert_eq!(a, b, "series {s}");
+    }
+}

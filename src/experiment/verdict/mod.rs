@@ -24,5 +24,5 @@ pub use drivers::relax_phi;
 pub use informative::Informative;
 pub(crate) use outcome::sig;
 pub use outcome::{Ablation, DO_NOTHING, Verdict, upper_verdict};
-pub use rate::{BAND, Rate, Tightness, lower_verdict};
+pub use rate::{LowerRate, MAX_HALF_WIDTH, Rate, lower_verdict};
 pub use summary::{Role, SeriesSummary, SpecSummary, summarize, violations};

@@ -9,7 +9,7 @@ use super::super::fit::{self, Fit};
 use super::super::results::CellResult;
 use super::cells::reps_of;
 use super::informative::Informative;
-use super::rate::{BAND, Rate, Tightness, lower_verdict};
+use super::rate::{LowerRate, MAX_HALF_WIDTH, Rate, lower_verdict};
 
 /// An ablation's outcome.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,16 +40,16 @@ pub enum Verdict {
         /// The do-nothing risk's own interval gives the same rate: not moving earns it too.
         do_nothing: bool,
     },
-    /// Lower bound: tightness against 1 - 1/k and the constant c_hat with
-    /// OR >= c_hat G phi^(1-1/k) in every cell.
+    /// Lower bound: the run's rate against the lower exponent 1 - 1/k and the constant c_hat
+    /// with OR >= c_hat G phi^(1-1/k) in every cell.
     Lower {
-        /// Tightness of the smallest decade's interval.
-        tightness: Tightness,
+        /// The smallest decade's interval against 1 - 1/k.
+        rate: LowerRate,
         /// 1 - 1/k.
         predicted: f64,
         /// min over cells of OR / (G phi^(1-1/k)).
         c_hat: f64,
-        /// The do-nothing risk's interval is as tight: not moving earns it too.
+        /// The do-nothing risk's interval gives the same class: not moving earns it too.
         do_nothing: bool,
     },
     /// Lower bound: no fit.
@@ -76,14 +76,16 @@ impl Verdict {
                 (Informative::Yes(_), Some(Rate::Attains)) => "attains rate".into(),
                 (Informative::Yes(_), Some(Rate::Faster)) => "faster than bound".into(),
                 (Informative::Yes(_), Some(Rate::Slower)) => "slower than bound".into(),
+                (Informative::Yes(_), Some(Rate::TooWide)) => "too wide for a rate".into(),
                 (Informative::Yes(_), None) => "informative".into(),
                 (Informative::Vacuous(_), _) => "no rate: vacuous".into(),
                 (Informative::NoBound(..), _) => "no rate: no bound".into(),
             },
-            Verdict::Lower { tightness, .. } => match tightness {
-                Tightness::Tight => "tight".into(),
-                Tightness::Consistent => "consistent".into(),
-                Tightness::NotTight => "not tight".into(),
+            Verdict::Lower { rate, .. } => match rate {
+                LowerRate::Matches => "matches lower exponent".into(),
+                LowerRate::Slower => "slower than lower exponent".into(),
+                LowerRate::Faster => "faster than lower exponent".into(),
+                LowerRate::TooWide => "too wide for a rate".into(),
             },
             Verdict::Ablation(Ablation::Floor) => "ablation: floor".into(),
             Verdict::Ablation(Ablation::Falling(_)) => "ablation: falling".into(),
@@ -121,9 +123,12 @@ impl fmt::Display for Verdict {
                 match (informative, rate) {
                     (Informative::Yes(v), Some(r)) => {
                         let r = match r {
-                            Rate::Attains => "attains the bound's rate",
-                            Rate::Faster => "faster than the bound",
-                            Rate::Slower => "slower than the bound (pre-asymptotic)",
+                            Rate::Attains => "attains the bound's rate".to_string(),
+                            Rate::Faster => "faster than the bound".into(),
+                            Rate::Slower => "slower than the bound (pre-asymptotic)".into(),
+                            Rate::TooWide => format!(
+                                "interval too wide for a rate (half-width above {MAX_HALF_WIDTH})"
+                            ),
                         };
                         write!(f, "{r}; bound informative (bound / risk0 <= {})", sig(*v))?;
                     }
@@ -149,20 +154,27 @@ impl fmt::Display for Verdict {
                 Ok(())
             }
             Verdict::Lower {
-                tightness,
+                rate,
                 predicted,
                 c_hat,
                 do_nothing,
             } => {
-                match tightness {
-                    Tightness::Tight => f.write_str("tight")?,
-                    Tightness::Consistent => write!(
+                match rate {
+                    LowerRate::Matches => write!(
                         f,
-                        "consistent: CI contains {predicted:.3} (within {BAND}) but is wider than +-{BAND}"
+                        "rate matches the lower exponent (interval contains {predicted:.3})"
                     )?,
-                    Tightness::NotTight => write!(
+                    LowerRate::Slower => write!(
                         f,
-                        "not tight: CI excludes {predicted:.3} by more than {BAND}"
+                        "rate slower than the lower exponent (interval below {predicted:.3})"
+                    )?,
+                    LowerRate::Faster => write!(
+                        f,
+                        "rate faster than the lower exponent (interval above {predicted:.3})"
+                    )?,
+                    LowerRate::TooWide => write!(
+                        f,
+                        "interval too wide for a rate (half-width above {MAX_HALF_WIDTH})"
                     )?,
                 }
                 write!(f, " (OR >= {c_hat:.3e} G phi^(1-1/k))")?;
@@ -201,7 +213,7 @@ pub fn upper_verdict(
         return Verdict::NoFit;
     };
     let rate = matches!(informative, Informative::Yes(_)).then(|| Rate::classify(f, predicted));
-    let do_nothing = rate.is_some()
+    let do_nothing = rate.is_some_and(|r| r != Rate::TooWide)
         && do_nothing
             .as_ref()
             .is_some_and(|d| Some(Rate::classify(d, predicted)) == rate);
@@ -212,7 +224,7 @@ pub fn upper_verdict(
     }
 }
 
-/// The lower-bound verdict: tightness of the smallest decade's fit, and the reported constant
+/// The lower-bound verdict: the smallest decade's rate against 1 - 1/k, and the reported constant
 /// c_hat with OR >= c_hat G phi^(1-1/k) in every cell.
 pub(super) fn lower_series_verdict(
     decade: &Option<Fit>,
@@ -230,14 +242,14 @@ pub(super) fn lower_series_verdict(
         .fold(f64::INFINITY, f64::min);
     match decade {
         Some(f) => {
-            let tightness = lower_verdict(f, predicted);
+            let rate = lower_verdict(f, predicted);
             Verdict::Lower {
-                tightness,
+                rate,
                 predicted,
                 c_hat,
-                do_nothing: do_nothing
-                    .as_ref()
-                    .is_some_and(|d| lower_verdict(d, predicted) == tightness),
+                do_nothing: do_nothing.as_ref().is_some_and(|d| {
+                    rate != LowerRate::TooWide && lower_verdict(d, predicted) == rate
+                }),
             }
         }
         None => Verdict::LowerNoFit,

@@ -113,7 +113,7 @@ fn a_verdict_the_do_nothing_risk_earns_says_so() {
     let v = upper_verdict(&Some(f(0.45, 0.55)), 0.5, inf, &Some(f(0.0, 0.1)));
     assert!(!v.to_string().contains("do-nothing"), "{v}");
     let v = Verdict::Lower {
-        tightness: Tightness::Tight,
+        rate: LowerRate::Matches,
         predicted: 0.5,
         c_hat: 0.3,
         do_nothing: true,
@@ -144,6 +144,7 @@ fn informative_needs_every_decade_cell_below_one() {
             lambda_s: None,
             clipped: None,
             noise_multiplier: None,
+            risk_avg: None,
         }],
     };
     let (a, b, c) = (cell(Some(0.5), 1.0), cell(Some(2.0), 1.0), cell(None, 1.0));
@@ -152,15 +153,51 @@ fn informative_needs_every_decade_cell_below_one() {
     assert_eq!(informative(&[&a, &c], &[0, 1]), Informative::NoBound(1, 2));
 }
 
+/// Lower-bound verdicts are read from the interval with no tolerance, as the upper ones are:
+/// the review's cases, L.1 k = 4's 0.71 [0.69, 0.74] and I.3 k = 2's control [0.43, 0.47], lie
+/// below the lower exponent and must not read "contains" (a planted 0.05 tolerance, the old
+/// band, calls both 'matches' and fails here).
 #[test]
-fn lower_verdict_is_three_way() {
-    // A regression: 1.00 [0.96, 1.05] against 1 was printed "not tight".
-    assert_eq!(lower_verdict(&f(0.96, 1.05), 1.0), Tightness::Tight);
-    assert_eq!(lower_verdict(&f(0.70, 0.745), 0.75), Tightness::Tight);
-    assert_eq!(lower_verdict(&f(0.5, 0.9), 0.75), Tightness::Consistent);
-    assert_eq!(lower_verdict(&f(0.5, 0.72), 0.75), Tightness::Consistent);
-    assert_eq!(lower_verdict(&f(0.5, 0.69), 0.75), Tightness::NotTight);
-    assert_eq!(lower_verdict(&f(0.81, 0.9), 0.75), Tightness::NotTight);
+fn lower_verdicts_are_read_from_the_interval_with_no_tolerance() {
+    assert_eq!(lower_verdict(&f(0.69, 0.74), 0.75), LowerRate::Slower);
+    assert_eq!(lower_verdict(&f(0.43, 0.47), 0.5), LowerRate::Slower);
+    assert_eq!(lower_verdict(&f(0.76, 0.8), 0.75), LowerRate::Faster);
+    assert_eq!(lower_verdict(&f(0.96, 1.05), 1.0), LowerRate::Matches);
+    assert_eq!(lower_verdict(&f(0.70, 0.75), 0.75), LowerRate::Matches);
+    let v = Verdict::Lower {
+        rate: lower_verdict(&f(0.69, 0.74), 0.75),
+        predicted: 0.75,
+        c_hat: 0.45,
+        do_nothing: false,
+    };
+    let text = v.to_string();
+    assert!(
+        text.starts_with("rate slower than the lower exponent"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("contains") && !text.contains("tight"),
+        "{text}"
+    );
+}
+
+/// An interval wider than +-0.1 states no rate, upper or lower: J.1 sharp k = inf's
+/// 0.92 [0.67, 1.43] against 1 was printed "attains the bound's rate".
+#[test]
+fn an_interval_too_wide_states_no_rate() {
+    let wide = f(0.67, 1.43);
+    assert_eq!(Rate::classify(&wide, 1.0), Rate::TooWide);
+    assert_eq!(lower_verdict(&wide, 1.0), LowerRate::TooWide);
+    let v = upper_verdict(&Some(wide), 1.0, Informative::Yes(0.04), &Some(f(0.9, 1.1)));
+    let text = v.to_string();
+    assert!(text.starts_with("interval too wide for a rate"), "{text}");
+    assert!(
+        !text.contains("attains") && !text.contains("do-nothing"),
+        "{text}"
+    );
+    assert_eq!(v.word(), "too wide for a rate");
+    // Just under +-0.1 still earns a verdict.
+    assert_eq!(Rate::classify(&f(0.91, 1.09), 1.0), Rate::Attains);
 }
 
 #[test]
