@@ -105,8 +105,8 @@ fn print_report(r: &OneRunReport) {
         if r.fdp_exact {
             "exact: q = 1"
         } else {
-            "the Gaussian curve of the claimed epsilon; with subsampling an approximation of the \
-             accountant's curve"
+            "guides k' only: with subsampling the f-DP analysis tests the PLD accountant's \
+             curves"
         }
     );
     let conf = 100.0 * r.confidence;
@@ -116,10 +116,11 @@ fn print_report(r: &OneRunReport) {
         1.0 - r.confidence
     );
     let b = |name: &str, x: &Bound| {
-        let mu = x
-            .mu_lb
-            .map(|m| format!(", mu >= {m:.4}"))
-            .unwrap_or_default();
+        let mu = match (x.mu_lb, x.noise_lb) {
+            (Some(m), _) => format!(", mu >= {m:.4}"),
+            (None, Some(z)) if z.is_finite() => format!(", rejects the PLD curve at z' >= {z:.4}"),
+            _ => String::new(),
+        };
         format!(
             "{name} epsilon_lb {:.4} (ratio {:.3}; k' = {}, {} guesses, {} correct{mu})",
             x.epsilon_lb, x.ratio, x.k, x.guesses, x.correct

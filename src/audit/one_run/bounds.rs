@@ -171,6 +171,71 @@ pub fn fdp_rejects(g: &dyn InverseBlowUp, m: usize, guesses: usize, c: usize, ta
     r + h > k / mf
 }
 
+/// The trade-off curve of a privacy profile: a mechanism that is (eps_i, delta_i)-DP for every i
+/// is f-DP with f = max_i f_{eps_i, delta_i} (Dong, Roth and Su 2022, Prop. 2.12: the maximum of
+/// valid trade-off curves is valid), so g(y) = max_i g_{eps_i, delta_i}(y). With the PLD
+/// accountant's upper profile on a grid of eps it is a conservative (never stronger) version of
+/// the accountant's own curve, exact in the limit of a fine grid and exact profile.
+#[derive(Debug, Clone)]
+pub struct Profile(pub Vec<ApproxDp>);
+
+impl InverseBlowUp for Profile {
+    fn g(&self, y: f64) -> f64 {
+        self.0.iter().map(|c| c.g(y)).fold(0.0, f64::max)
+    }
+}
+
+/// The eps grid of [`pld_profile`]: 0 to 12 in steps of 0.02 (g from pairs beyond 12 is below
+/// e^{-12} y, negligible against the recursion's tau / m terms at m <= 10^6).
+fn profile_grid() -> Vec<f64> {
+    (0..=600).map(|i| i as f64 * 0.02).collect()
+}
+
+/// The PLD accountant's trade-off curve of DP-SGD at (q, T, z) as a [`Profile`]: its upper
+/// delta(eps) on [`profile_grid`], from one composition.
+pub fn pld_profile(q: f64, steps: usize, z: f64) -> Result<Profile> {
+    let eps = profile_grid();
+    let d = crate::privacy::PldAccountant::default().delta_profile(q, steps, z, &eps)?;
+    Ok(Profile(
+        eps.into_iter()
+            .zip(d)
+            .map(|(eps, delta)| ApproxDp { eps, delta })
+            .collect(),
+    ))
+}
+
+/// The f-DP analysis against the accountant's own curves of DP-SGD at (q, T): the smallest noise
+/// multiplier z' whose PLD curve ([`pld_profile`]) [`fdp_rejects`] rejects (rejection grows with
+/// z', the curve rising with it), by bisection on log z' to a relative 1e-4 within
+/// [z / 4, 64 z] around the claim's z; returns (z_lb, epsilon at delta of the PLD curve at z_lb),
+/// or (+inf, 0) when even 64 z is not rejected. z_lb = z / 4 (reported as such) is the cap.
+pub fn fdp_pld_lb(
+    (m, guesses, c, tau): (usize, usize, usize, f64),
+    (q, steps, z, delta): (f64, usize, f64, f64),
+) -> Result<(f64, f64)> {
+    let rejects = |zz: f64| -> Result<bool> {
+        Ok(fdp_rejects(&pld_profile(q, steps, zz)?, m, guesses, c, tau))
+    };
+    let (mut lo, mut hi) = (z / 4.0, 64.0 * z);
+    if !rejects(hi)? {
+        return Ok((f64::INFINITY, 0.0));
+    }
+    if !rejects(lo)? {
+        while hi / lo > 1.0 + 1e-4 {
+            let mid = (lo * hi).sqrt();
+            if rejects(mid)? {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+    } else {
+        hi = lo;
+    }
+    let eps = crate::privacy::PldAccountant::default().epsilon_upper(q, steps, hi, delta)?;
+    Ok((hi, eps))
+}
+
 /// The largest mu in [0, [`MU_CAP`]] whose mu-GDP hypothesis [`fdp_rejects`] rejects (by
 /// bisection; rejection is monotone in mu since g decreases with mu); 0 when none is.
 pub fn fdp_mu_lb(m: usize, guesses: usize, c: usize, tau: f64) -> f64 {

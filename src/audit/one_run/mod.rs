@@ -79,9 +79,13 @@ pub struct Bound {
     pub guesses: usize,
     /// Correct guesses v.
     pub correct: usize,
-    /// The largest Gaussian-DP mu rejected (f-DP analysis only).
+    /// The largest Gaussian-DP mu rejected (f-DP analysis at q = 1 only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mu_lb: Option<f64>,
+    /// The smallest noise multiplier z' whose PLD curve is rejected (f-DP analysis at q < 1 only;
+    /// +inf, printed as null, when none is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_lb: Option<f64>,
     /// epsilon_lb at delta, confidence 1 - beta.
     pub epsilon_lb: f64,
     /// epsilon_lb / epsilon_claimed.
@@ -101,7 +105,8 @@ pub struct ThreatBound {
     pub included: usize,
     /// Steinke et al.'s (epsilon, delta) tail bound.
     pub eps_delta: Bound,
-    /// Mahloujifar et al.'s f-DP analysis against Gaussian DP.
+    /// Mahloujifar et al.'s f-DP analysis against the accountant's curve: Gaussian DP at q = 1
+    /// (exact), the PLD trade-off curves of DP-SGD at (q, T, z') with subsampling.
     pub fdp: Bound,
 }
 
@@ -131,8 +136,9 @@ pub struct OneRunReport {
     /// The Gaussian-DP mu of the f-DP hypothesis family at the claim: sqrt(T) / z at q = 1
     /// (the accountant's exact curve), else the mu whose epsilon at delta is the claim.
     pub mu_claimed: f64,
-    /// Whether the Gaussian-DP family is the mechanism's exact trade-off curve (q = 1); with
-    /// subsampling it is the Gaussian curve of the same epsilon, an approximation.
+    /// Whether the f-DP analysis uses the Gaussian-DP family, DP-SGD's exact trade-off curve at
+    /// q = 1; with subsampling it uses the PLD accountant's curves (a valid, conservative f-DP
+    /// guarantee: a certificate too), and `mu_claimed` only guides the choice of k'.
     pub fdp_exact: bool,
     /// 1 - beta.
     pub confidence: f64,
@@ -155,14 +161,12 @@ pub struct OneRunReport {
 impl OneRunReport {
     /// The first lower bound above the claim, as (threat model / canary, analysis, epsilon_lb):
     /// a caught bug (the run is less private than claimed, at confidence 1 - beta per bound).
-    /// The f-DP bound counts only where its hypothesis is the accountant's curve
-    /// ([`OneRunReport::fdp_exact`]).
     pub fn caught(&self) -> Option<(String, &'static str, f64)> {
         self.threats.iter().find_map(|t| {
             let name = format!("{} / {} canaries", t.threat, t.canary);
             if t.eps_delta.epsilon_lb > self.epsilon_claimed {
                 Some((name, "(epsilon, delta)", t.eps_delta.epsilon_lb))
-            } else if self.fdp_exact && t.fdp.epsilon_lb > self.epsilon_claimed {
+            } else if t.fdp.epsilon_lb > self.epsilon_claimed {
                 Some((name, "f-DP", t.fdp.epsilon_lb))
             } else {
                 None
@@ -519,6 +523,8 @@ struct Rule {
     delta: f64,
     beta: f64,
     claimed: f64,
+    /// (q, T, z) of the claim where the f-DP analysis uses the PLD curves (q < 1).
+    pld: Option<(f64, usize, f64)>,
 }
 
 impl Rule {
@@ -530,6 +536,7 @@ impl Rule {
             delta: s.delta,
             beta,
             claimed: s.claim.2,
+            pld: (!s.fdp_exact).then_some((s.q, s.steps, s.z)),
         }
     }
 
@@ -565,8 +572,17 @@ impl Rule {
         let (r, v) = guess(scores, inc, self.k_ed);
         let e = bounds::steinke_epsilon_lb(m, r, v, self.delta, self.beta);
         let (rf, vf) = guess(scores, inc, self.k_f);
-        let mu = fdp_mu_lb(m, rf, vf, self.beta);
-        let ef = gdp_epsilon(mu, self.delta)?;
+        let (mu, noise, ef) = match self.pld {
+            None => {
+                let mu = fdp_mu_lb(m, rf, vf, self.beta);
+                (Some(mu), None, gdp_epsilon(mu, self.delta)?)
+            }
+            Some((q, steps, z)) => {
+                let (zl, e) =
+                    bounds::fdp_pld_lb((m, rf, vf, self.beta), (q, steps, z, self.delta))?;
+                (None, Some(zl), e)
+            }
+        };
         Ok(ThreatBound {
             threat: threat.to_string(),
             canary: canary.to_string(),
@@ -577,6 +593,7 @@ impl Rule {
                 guesses: r,
                 correct: v,
                 mu_lb: None,
+                noise_lb: None,
                 epsilon_lb: e,
                 ratio: e / self.claimed,
             },
@@ -584,7 +601,8 @@ impl Rule {
                 k: self.k_f,
                 guesses: rf,
                 correct: vf,
-                mu_lb: Some(mu),
+                mu_lb: mu,
+                noise_lb: noise,
                 epsilon_lb: ef,
                 ratio: ef / self.claimed,
             },

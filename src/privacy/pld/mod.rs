@@ -455,12 +455,22 @@ impl PldAccountant {
     /// grid fits. With no delta to budget against, the truncations use the caps of `TAIL`
     /// (at most T 2e-15 + 2e-15 of mass placed pessimistically, included in the result).
     pub fn delta(&self, q: f64, steps: usize, z: f64, eps: f64) -> Result<f64> {
+        Ok(self.delta_profile(q, steps, z, &[eps])?[0])
+    }
+
+    /// delta(eps) at each of `eps` (upper bounds, as [`PldAccountant::delta`]) from one
+    /// composition: the privacy profile whose (eps, delta(eps)) pairs the run satisfies, and
+    /// so the accountant's trade-off curve (Dong, Roth and Su 2022, Prop. 2.12).
+    pub fn delta_profile(&self, q: f64, steps: usize, z: f64, eps: &[f64]) -> Result<Vec<f64>> {
         self.check(q, steps, z)?;
         let p = Prepared::choose(q, z, steps, self.discretization, false, Budget::caps(steps))
             .map_err(|why| Error::param(no_pld_message(why, &[Phase { q, z, steps }], f64::NAN)))?;
         let (r, a, grid) = p.compose(steps);
         let h = grid.discretization;
-        Ok(r.delta(eps, h).max(a.delta(eps, h)).min(1.0))
+        Ok(eps
+            .iter()
+            .map(|&e| r.delta(e, h).max(a.delta(e, h)).min(1.0))
+            .collect())
     }
 }
 
