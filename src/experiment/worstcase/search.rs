@@ -202,14 +202,17 @@ impl<F: InstanceFamily> Problem<'_, F> {
     fn evaluate(&self, theta: &[f64]) -> Result<f64> {
         let data = self.family.build(theta)?;
         self.ctx.check(&data)?;
-        let v = if self.objective == Objective::DoNothingOverGd0 {
-            self.ctx
-                .value(&self.ctx.measure(&data, Phase::Search, 1)?, self.objective)
+        let reps = if self.objective == Objective::DoNothingOverGd0 {
+            1
         } else {
-            self.ctx.value(
-                &self.ctx.measure(&data, Phase::Search, self.replicates)?,
-                self.objective,
-            )
+            self.replicates
+        };
+        // An instance whose exact solver does not certify f* (a numerical failure) has no
+        // risk to measure: outside the class, never preferred; any other error stops the search.
+        let v = match self.ctx.measure(&data, Phase::Search, reps) {
+            Ok(m) => self.ctx.value(&m, self.objective),
+            Err(Error::Numerical(_)) => None,
+            Err(e) => return Err(e),
         };
         let mut best = self.best.lock().unwrap_or_else(|e| e.into_inner());
         best.2 += 1;
