@@ -14,6 +14,9 @@ pub enum FamilyKind {
     /// Point-mass mixtures for the weighted sharp loss (Appendix E): per component a share of
     /// the rows, a weight a_j = G_i and a centre.
     SharpMixture,
+    /// Point-mass mixtures for a linear-model loss with G(x, y) = (a / b) ||x|| (robust
+    /// regression, Huber): per component a share of the rows, a feature vector and a label.
+    RegressionMixture,
 }
 
 /// What a search maximizes.

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use dpsgd_lab::dataset::Dataset;
 use dpsgd_lab::error::Result;
 use dpsgd_lab::experiment::search_table::Objective;
-use dpsgd_lab::experiment::worstcase::family::{InstanceFamily, SharpMixture, check_moment};
+use dpsgd_lab::experiment::worstcase::family::{Family, InstanceFamily};
+use dpsgd_lab::experiment::worstcase::report::{ClipStatus, summarize};
 use dpsgd_lab::experiment::worstcase::search::{self, Budget, Phase, stream_seeds};
 use dpsgd_lab::experiment::worstcase::{self, WorstCell, cell_setup};
 use dpsgd_lab::experiment::{Scale, Spec};
@@ -25,10 +26,21 @@ fn j1() -> Spec {
     Spec::load(&shipped("worstcase_j1_sharp"), Scale::Quick).unwrap()
 }
 
-/// `dpsgd-lab worstcase` at quick scale: every cell of both shipped specs is searched, every
-/// found instance meets Assumption 6.1 at its level, the report and both figures of each spec
-/// are written, and the re-estimate of a cell is reproduced exactly on the re-estimate streams
-/// and by none of the search's replicates (the reported numbers are not the search's).
+/// Every shipped search spec.
+const SPECS: [&str; 5] = [
+    "worstcase_h1_sharp",
+    "worstcase_i1_sharp",
+    "worstcase_j1_sharp",
+    "worstcase_k1_sharp",
+    "worstcase_n1_robust",
+];
+
+/// `dpsgd-lab worstcase` at quick scale: every cell of every shipped spec is searched, every
+/// found instance meets Assumption 6.1 at its level (checked through the loss's own G(x, y)),
+/// the report and both figures of each spec are written, the re-estimate of a cell is
+/// reproduced exactly on the re-estimate streams and by none of the search's replicates (the
+/// reported numbers are not the search's), and for the sharp loss (||grad f_i|| = G_i) a cell
+/// whose tau is at or above the worst instance's largest G_i has no clipped gradient.
 #[test]
 fn quick_scale_end_to_end() {
     let out = tmpdir("worstcase-quick");
@@ -42,7 +54,11 @@ fn quick_scale_end_to_end() {
     assert!(o.success(), "{}", o.stderr);
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("What this search can and cannot show"));
-    for name in ["worstcase_j1_sharp", "worstcase_k1_sharp"] {
+    assert!(
+        report.contains("Worst Thm 6.8 / N.1 rate found"),
+        "{report}"
+    );
+    for name in SPECS {
         for fig in ["worst", "instances"] {
             for ext in ["png", "svg"] {
                 let p = out.join(format!("plots/{name}_{fig}.{ext}"));
@@ -60,7 +76,19 @@ fn quick_scale_end_to_end() {
         for w in &cells {
             let data = w.instance.dataset(spec.dim().unwrap()).unwrap();
             assert_eq!(data.n, w.n);
-            check_moment(&data.y, w.k, w.g_emp).unwrap();
+            let (ctx, _) = cell_setup(&spec, w.cell).unwrap();
+            ctx.check(&data).unwrap();
+        }
+        let map = cells.iter().map(|w| (w.cell, w.clone())).collect();
+        let summary = summarize(&spec, &map);
+        for r in summary.groups.iter().flat_map(|g| &g.rows) {
+            if w_sharp(&spec) && ClipStatus::of(r) != ClipStatus::CanBindAtWorst {
+                assert_eq!(
+                    r.clipped, 0.0,
+                    "{name} phi {}: clipped above max G_i",
+                    r.phi
+                );
+            }
         }
         // The last cell: rerun its instance on both kinds of streams.
         let w = cells.last().unwrap();
@@ -77,6 +105,10 @@ fn quick_scale_end_to_end() {
             );
         }
     }
+}
+
+fn w_sharp(spec: &Spec) -> bool {
+    matches!(spec.raw.loss, dpsgd_lab::loss::LossSpec::Sharp)
 }
 
 /// The three phases draw their noise and sampling streams from disjoint seeds, for as many
@@ -101,7 +133,7 @@ fn reestimate_streams_are_disjoint_from_the_search() {
 /// The family with its parameters shifted by a fixed offset, so that the search's neutral start
 /// (all parameters 0) is not the optimum.
 struct Shifted {
-    inner: SharpMixture,
+    inner: Family,
     offset: Vec<f64>,
 }
 
@@ -161,7 +193,7 @@ fn planted_family_reaches_its_closed_form_optimum() {
 /// parameter exceeds 0.5, which the search's initial simplex proposes: the search stops with the
 /// moment error. Without the plant the same search succeeds.
 struct Leaky {
-    inner: SharpMixture,
+    inner: Family,
     plant: bool,
 }
 
@@ -172,7 +204,12 @@ impl InstanceFamily for Leaky {
     fn build(&self, theta: &[f64]) -> Result<Dataset> {
         let mut d = self.inner.build(theta)?;
         if self.plant && theta[0] > 0.5 {
-            d.y.iter_mut().for_each(|a| *a *= 1.01);
+            match self.inner {
+                // The sharp loss: G_i = a_i, the label.
+                Family::Sharp(_) => d.y.iter_mut().for_each(|a| *a *= 1.01),
+                // Robust regression: G_i = ||x_i|| / sqrt 2.
+                Family::Regression(_) => d.x.iter_mut().for_each(|v| *v *= 1.01),
+            }
         }
         Ok(d)
     }
@@ -180,8 +217,13 @@ impl InstanceFamily for Leaky {
 
 #[test]
 fn a_planted_moment_violation_is_caught() {
-    let spec = j1();
-    let (ctx, fam) = cell_setup(&spec, 0).unwrap();
+    for name in ["worstcase_j1_sharp", "worstcase_n1_robust"] {
+        planted_violation(&Spec::load(&shipped(name), Scale::Quick).unwrap());
+    }
+}
+
+fn planted_violation(spec: &Spec) {
+    let (ctx, fam) = cell_setup(spec, 0).unwrap();
     let budget = Budget {
         restarts: 1,
         iterations: 3,
@@ -219,7 +261,7 @@ fn a_violating_instance_is_written_as_a_run_spec() {
     let (ctx, fam) = cell_setup(&spec, 0).unwrap();
     let theta: Vec<f64> = (0..fam.dim()).map(|i| 0.3 * i as f64 - 1.0).collect();
     let instance = fam.components(&theta).unwrap();
-    let data = instance.dataset(fam.d).unwrap();
+    let data = instance.dataset(fam.d()).unwrap();
     let measured = ctx.measure(&data, Phase::Reestimate, 2).unwrap();
     let w = WorstCell {
         cell: 0,
@@ -264,4 +306,52 @@ fn a_violating_instance_is_written_as_a_run_spec() {
         dir.join("rerun").to_str().unwrap(),
     ]);
     assert!(o.success(), "{}", o.stderr);
+}
+
+/// A family that contains a known hard case: for Thm 5.4 / H.1 and Thm I.1 at k = inf, the
+/// sharp Lipschitz instance f(w) = G ||w - c|| (every row at one centre with G_i = G; the
+/// classical instance on which the subgradient method's G D0 / sqrt(T) is attained), which the
+/// sharp mixture holds at parameters 0. The family is shifted so that the search starts at two
+/// separate centres with unequal weights (a smaller OR / bound); on the same search streams
+/// (common random numbers) the search must reach at least the known instance's OR / bound.
+#[test]
+fn the_search_reaches_the_sharp_lipschitz_instance() {
+    // (spec, a cell at k = inf)
+    for (name, cell) in [("worstcase_h1_sharp", 1), ("worstcase_i1_sharp", 3)] {
+        let spec = Spec::load(&shipped(name), Scale::Quick).unwrap();
+        let (ctx, fam) = cell_setup(&spec, cell).unwrap();
+        assert!(ctx.k.is_infinite(), "{name}: cell {cell} is not at k = inf");
+        let reps = 2;
+        let value = |data: &Dataset| {
+            ctx.value(
+                &ctx.measure(data, Phase::Search, reps).unwrap(),
+                Objective::OrOverBound,
+            )
+            .unwrap()
+        };
+        let known_data = fam.build(&vec![0.0; fam.dim()]).unwrap();
+        assert!(known_data.y.iter().all(|&a| a == ctx.g_emp));
+        let known = value(&known_data);
+        let offset: Vec<f64> = (0..fam.dim())
+            .map(|i| [0.0, 0.0, 0.0, -1.0, 0.8, 0.0, -0.8, 0.0][i % 8])
+            .collect();
+        let shifted = Shifted { inner: fam, offset };
+        let start = value(&shifted.build(&vec![0.0; shifted.dim()]).unwrap());
+        assert!(
+            start < known,
+            "{name}: the start {start} is not below the known {known}"
+        );
+        let budget = Budget {
+            restarts: 3,
+            iterations: 150,
+            replicates: reps,
+            spread: 1.0,
+        };
+        let found = search::search(&ctx, &shifted, Objective::OrOverBound, &budget).unwrap();
+        assert!(
+            found.search_value >= known,
+            "{name}: found {} below the known instance's {known} (start {start})",
+            found.search_value
+        );
+    }
 }

@@ -14,7 +14,15 @@
 //!
 //! D0 = ||w0 - w*|| is the spec's `constants.dist0` for every instance (the run places w0), so
 //! the bound's constants do not move with the instance except Assumption 6.4's D for K.1,
-//! computed per instance.
+//! H.1's alpha(tau) and Delta(w*), and N.1's L and f(w0) - f*, computed per instance. For
+//! Thm I.1 the centres are squashed into the ball of radius R - D0 (R the spec's radius), so that
+//! w* (in their convex hull) and w0 lie in W.
+//!
+//! [`RegressionMixture`] is the same for a linear-model loss with G(x, y) = (a / b) ||x||
+//! (robust regression, Huber): per component a share of the rows at one feature vector x_j
+//! (a log-magnitude and a direction) with one label y_j; the magnitudes are rescaled so that the
+//! moment holds with equality, as above. It serves Thm 6.8 / N.1 (robust regression is L-smooth
+//! and nonconvex).
 
 use serde::{Deserialize, Serialize};
 
@@ -46,28 +54,96 @@ pub struct SharpMixture {
     pub k: f64,
     /// The moment level G_emp the weights are rescaled to.
     pub g_emp: f64,
+    /// Thm I.1: every centre lies strictly inside the ball of this radius (R - D0).
+    #[serde(default)]
+    pub max_centre: Option<f64>,
+}
+
+/// The point-mass mixture family of a linear-model loss with G(x, y) = lip ||x||.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegressionMixture {
+    /// Rows n.
+    pub n: usize,
+    /// Dimension d of the features.
+    pub d: usize,
+    /// Components m.
+    pub m: usize,
+    /// Tail index k of Assumption 6.1 (inf: bounded).
+    pub k: f64,
+    /// The moment level G_emp the magnitudes are rescaled to.
+    pub g_emp: f64,
+    /// The loss's G(x, y) / ||x|| (a / b of its `LipschitzForm::Linear`).
+    pub lip: f64,
+}
+
+/// A searched family: the sharp or the regression mixture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Family {
+    /// [`SharpMixture`].
+    Sharp(SharpMixture),
+    /// [`RegressionMixture`].
+    Regression(RegressionMixture),
+}
+
+impl Family {
+    /// The decoded components at `theta` (moment enforced).
+    pub fn components(&self, theta: &[f64]) -> Result<Components> {
+        match self {
+            Family::Sharp(f) => f.components(theta),
+            Family::Regression(f) => f.components(theta),
+        }
+    }
+    /// Dimension d of the data.
+    pub fn d(&self) -> usize {
+        match self {
+            Family::Sharp(f) => f.d,
+            Family::Regression(f) => f.d,
+        }
+    }
+}
+
+impl InstanceFamily for Family {
+    fn dim(&self) -> usize {
+        match self {
+            Family::Sharp(f) => f.dim(),
+            Family::Regression(f) => f.dim(),
+        }
+    }
+    fn build(&self, theta: &[f64]) -> Result<Dataset> {
+        self.components(theta)?.dataset(self.d())
+    }
 }
 
 /// Assumption 6.1's level that the proof of `theorem` needs of the data set itself: J.1 (and
-/// 6.2) proceed on the event mean_i G_i^k <= G^k / gamma (Markov, before Eq. 70); K.1 (and 6.5)
-/// on mean_i G_i^k <= 4 G^k (before Eq. 88). At k = inf every G_i <= G. Returns G_emp, the
-/// largest (mean_i G_i^k)^(1/k) of a data set in the class.
+/// 6.2), I.1 and N.1 (and 6.8) proceed on the event G_Z^k = mean_i G_i^k <= G^k / gamma
+/// (Markov: before Eq. 70, after Eq. 55, before Eq. 146); K.1 (and 6.5) on mean_i G_i^k <= 4 G^k
+/// (before Eq. 88). At k = inf every G_i <= G. Thm 5.4 / H.1 has no moment assumption: its bound
+/// scales with G_n = max_i G_i, so its family fixes G_n = G (k = inf; OR / bound does not move
+/// when every G_i is scaled by one factor). Returns G_emp, the largest (mean_i G_i^k)^(1/k) of a
+/// data set in the class.
 pub fn moment_level(theorem: TheoremId, g: f64, k: f64, gamma: Option<f64>) -> Result<f64> {
+    let full = theorem.full_version();
+    if full == TheoremId::H1 && !k.is_infinite() {
+        return Err(Error::Config(
+            "Thm 5.4 / H.1 has no moment assumption: its search fixes G_n = max_i G_i = G, so its series set k = \"inf\"".into(),
+        ));
+    }
     if k.is_infinite() {
         return Ok(g);
     }
-    match theorem.full_version() {
-        TheoremId::J1 => {
+    match full {
+        TheoremId::J1 | TheoremId::I1 | TheoremId::N1 => {
             let gamma = gamma.ok_or_else(|| {
-                Error::Config(
-                    "a J.1 search needs constants.gamma (the level G gamma^(-1/k))".into(),
-                )
+                Error::Config(format!(
+                    "a Thm {} search needs constants.gamma (the level G gamma^(-1/k))",
+                    full.label()
+                ))
             })?;
             Ok(g * gamma.powf(-1.0 / k))
         }
         TheoremId::K1 => Ok(g * 4f64.powf(1.0 / k)),
         t => Err(Error::Config(format!(
-            "the worst-case search has no instance family for Thm {} (searched: 6.2 / J.1, 6.5 / K.1)",
+            "the worst-case search has no instance family for Thm {} (searched: 5.4 / H.1, 6.2 / J.1, 6.5 / K.1, I.1, 6.8 / N.1)",
             t.label()
         ))),
     }
@@ -108,7 +184,7 @@ pub fn allocate(pi: &[f64], n: usize) -> Vec<usize> {
 }
 
 /// Softmax of `u` (shifted by its maximum).
-fn softmax(u: &[f64]) -> Vec<f64> {
+pub fn softmax(u: &[f64]) -> Vec<f64> {
     let top = u.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let e: Vec<f64> = u.iter().map(|v| (v - top).exp()).collect();
     let s: f64 = e.iter().sum();
@@ -122,8 +198,11 @@ pub struct Components {
     pub rows: Vec<usize>,
     /// Weight a_j = G_i of the component's rows (after the moment rescaling).
     pub weight: Vec<f64>,
-    /// Centres, one d-vector per component.
+    /// Centres (the feature vectors x_j of a regression mixture), one d-vector per component.
     pub centre: Vec<Vec<f64>>,
+    /// Labels y_j of a regression mixture (None: the sharp loss, whose label is the weight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<Vec<f64>>,
 }
 
 impl SharpMixture {
@@ -146,38 +225,134 @@ impl SharpMixture {
             .iter()
             .map(|v| v.clamp(-30.0, 30.0).exp())
             .collect();
-        let per_row: Vec<f64> = rows
-            .iter()
-            .zip(&weight)
-            .flat_map(|(&r, &a)| std::iter::repeat_n(a, r))
-            .collect();
-        let scale = self.g_emp / moment(&per_row, self.k);
+        let scale = self.g_emp / moment(&per_row(&rows, &weight), self.k);
         for a in &mut weight {
             *a *= scale;
         }
         let centre = (0..m)
-            .map(|j| theta[2 * m + j * d..2 * m + (j + 1) * d].to_vec())
+            .map(|j| {
+                let u = &theta[2 * m + j * d..2 * m + (j + 1) * d];
+                match self.max_centre {
+                    Some(r) => squash(u, r),
+                    None => u.to_vec(),
+                }
+            })
             .collect();
         Ok(Components {
             rows,
             weight,
             centre,
+            label: None,
         })
     }
 }
 
+/// u mapped into the open ball of radius r: r u / sqrt(1 + ||u||^2).
+fn squash(u: &[f64], r: f64) -> Vec<f64> {
+    let s = r / (1.0 + u.iter().map(|v| v * v).sum::<f64>()).sqrt();
+    u.iter().map(|v| v * s).collect()
+}
+
+/// The row-wise G_i of per-component values (G_j repeated over its rows).
+fn per_row(rows: &[usize], g: &[f64]) -> Vec<f64> {
+    rows.iter()
+        .zip(g)
+        .flat_map(|(&r, &a)| std::iter::repeat_n(a, r))
+        .collect()
+}
+
+impl RegressionMixture {
+    /// The decoded components at `theta` (moment enforced): shares, then x_j = s e^(t_j)
+    /// u_j / ||u_j|| (u_j = 0: the first axis) with one factor s for all, then labels.
+    pub fn components(&self, theta: &[f64]) -> Result<Components> {
+        let (m, d) = (self.m, self.d);
+        if theta.len() != self.dim() {
+            return Err(Error::param(format!(
+                "the family has {} parameters, but {} were given",
+                self.dim(),
+                theta.len()
+            )));
+        }
+        if theta.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Numerical("a non-finite search parameter".into()));
+        }
+        let rows = allocate(&softmax(&theta[..m]), self.n);
+        let mags: Vec<f64> = theta[m..2 * m]
+            .iter()
+            .map(|v| v.clamp(-30.0, 30.0).exp())
+            .collect();
+        let scale = self.g_emp / moment(&per_row(&rows, &mags), self.k);
+        let mut centre = Vec::with_capacity(m);
+        for (j, &mag) in mags.iter().enumerate() {
+            let u = &theta[2 * m + j * d..2 * m + (j + 1) * d];
+            let len = u.iter().map(|v| v * v).sum::<f64>().sqrt();
+            let x: Vec<f64> = if len > 0.0 {
+                u.iter().map(|v| v / len * mag * scale / self.lip).collect()
+            } else {
+                (0..d)
+                    .map(|i| if i == 0 { mag * scale / self.lip } else { 0.0 })
+                    .collect()
+            };
+            centre.push(x);
+        }
+        let weight = mags.iter().map(|a| a * scale).collect();
+        let label = theta[(2 + d) * m..].to_vec();
+        Ok(Components {
+            rows,
+            weight,
+            centre,
+            label: Some(label),
+        })
+    }
+
+    /// Number of free parameters.
+    pub fn dim(&self) -> usize {
+        self.m * (3 + self.d)
+    }
+}
+
 impl Components {
-    /// The data set: rows in component order, x = centre, y = weight.
+    /// The data set: rows in component order, x = centre, y = weight (the sharp loss) or the
+    /// component's label (a regression mixture).
     pub fn dataset(&self, d: usize) -> Result<Dataset> {
         let mut x = Vec::new();
         let mut y = Vec::new();
-        for ((&r, &a), c) in self.rows.iter().zip(&self.weight).zip(&self.centre) {
+        for (j, ((&r, &a), c)) in self
+            .rows
+            .iter()
+            .zip(&self.weight)
+            .zip(&self.centre)
+            .enumerate()
+        {
+            let yj = self.label.as_ref().map_or(a, |l| l[j]);
             for _ in 0..r {
                 x.extend_from_slice(c);
-                y.push(a);
+                y.push(yj);
             }
         }
         Dataset::new(x, y, d)
+    }
+
+    /// The bounded control: the same shares, centres (directions) and labels with every G_i = G
+    /// (the sharp loss: weight G; a regression mixture: x_j rescaled to G(x_j) = G).
+    pub fn control(&self, g: f64) -> Components {
+        let mut c = self.clone();
+        if c.label.is_some() {
+            for (x, &a) in c.centre.iter_mut().zip(&self.weight) {
+                x.iter_mut().for_each(|v| *v *= g / a);
+            }
+        }
+        c.weight.iter_mut().for_each(|a| *a = g);
+        c
+    }
+}
+
+impl InstanceFamily for RegressionMixture {
+    fn dim(&self) -> usize {
+        RegressionMixture::dim(self)
+    }
+    fn build(&self, theta: &[f64]) -> Result<Dataset> {
+        self.components(theta)?.dataset(self.d)
     }
 }
 
@@ -205,6 +380,7 @@ mod tests {
                 m: 3,
                 k,
                 g_emp: 1.7,
+                max_centre: None,
             };
             let theta: Vec<f64> = (0..fam.dim()).map(|i| ((i * 7) % 5) as f64 - 2.0).collect();
             let data = fam.build(&theta).unwrap();
@@ -212,6 +388,56 @@ mod tests {
             let m = moment(&data.y, k);
             assert!((m / 1.7 - 1.0).abs() < MOMENT_SLACK, "{m}");
             check_moment(&data.y, k, 1.7).unwrap();
+        }
+    }
+
+    /// The regression mixture meets the moment with equality too, measured through robust
+    /// regression's own G(x, y) = ||x|| / sqrt 2 (not the family's decoding), and its bounded
+    /// control has every G_i = G with the labels and directions kept.
+    #[test]
+    fn regression_mixture_meets_the_moment_through_the_loss() {
+        use crate::loss::LossSpec;
+        let form = LossSpec::Robust.lipschitz_form().unwrap();
+        for &k in &[2.0, 4.0, f64::INFINITY] {
+            let fam = RegressionMixture {
+                n: 50,
+                d: 3,
+                m: 3,
+                k,
+                g_emp: 1.3,
+                lip: 1.0 / 2f64.sqrt(),
+            };
+            let theta: Vec<f64> = (0..fam.dim()).map(|i| ((i * 5) % 7) as f64 - 3.0).collect();
+            let c = fam.components(&theta).unwrap();
+            let data = c.dataset(3).unwrap();
+            let gi: Vec<f64> = (0..data.n)
+                .map(|i| form.eval(data.row(i), data.y[i]))
+                .collect();
+            assert!((moment(&gi, k) / 1.3 - 1.0).abs() < MOMENT_SLACK, "k = {k}");
+            assert_eq!(c.label.as_deref(), Some(&theta[15..]));
+            let ctl = c.control(1.0).dataset(3).unwrap();
+            for i in 0..ctl.n {
+                assert!((form.eval(ctl.row(i), ctl.y[i]) - 1.0).abs() < 1e-12);
+                assert_eq!(ctl.y[i], data.y[i]);
+            }
+        }
+    }
+
+    /// I.1's centres stay inside the ball of radius R - D0 whatever the parameters.
+    #[test]
+    fn constrained_centres_stay_inside_the_ball() {
+        let fam = SharpMixture {
+            n: 20,
+            d: 2,
+            m: 2,
+            k: 2.0,
+            g_emp: 1.0,
+            max_centre: Some(2.0),
+        };
+        let theta = vec![0.0, 0.0, 0.0, 0.0, 1e6, -1e6, 3.0, 0.5];
+        let c = fam.components(&theta).unwrap();
+        for x in &c.centre {
+            assert!(x.iter().map(|v| v * v).sum::<f64>().sqrt() < 2.0);
         }
     }
 
@@ -224,6 +450,7 @@ mod tests {
             m: 2,
             k: 3.0,
             g_emp: 1.0,
+            max_centre: None,
         };
         let mut theta = vec![0.0; fam.dim()];
         theta[1] = -(399f64).ln(); // pi_2 = 1/400

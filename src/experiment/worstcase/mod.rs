@@ -32,7 +32,8 @@ use crate::experiment::search_table::{FamilyKind, SearchScale, SearchSpec};
 use crate::experiment::spec::{Scale, ScaleSpec, Spec};
 use crate::loss::LossSpec;
 use crate::results_file::{Record, ResultsFile};
-use family::{Components, SharpMixture, check_moment, moment_level};
+use crate::theory::TheoremId;
+use family::{Components, Family, RegressionMixture, SharpMixture, moment_level};
 use search::{Budget, Context, Found, Measured, Phase};
 
 /// One finished cell: the search and the fresh re-estimates of what it found.
@@ -55,7 +56,7 @@ pub struct WorstCell {
     pub g: f64,
     /// The moment level the family meets with equality.
     pub g_emp: f64,
-    /// G D0.
+    /// G D0 (G^2 for N.1: the unit of its risk).
     pub gd0: f64,
     /// The search (its values are on the search streams: never reported as results).
     pub found: Found,
@@ -94,11 +95,38 @@ pub fn search_table(spec: &Spec) -> Result<&SearchSpec> {
         spec.raw.search.as_ref().ok_or_else(|| {
             Error::Config(format!("spec {} has no [search] table", spec.raw.name))
         })?;
-    let FamilyKind::SharpMixture = s.family;
-    if !matches!(spec.raw.loss, LossSpec::Sharp) {
+    match s.family {
+        FamilyKind::SharpMixture if !matches!(spec.raw.loss, LossSpec::Sharp) => {
+            return Err(Error::Config(
+                "search.family = \"sharp_mixture\" needs loss = { family = \"sharp\" }".into(),
+            ));
+        }
+        FamilyKind::RegressionMixture if linear_lip(spec).is_none() => {
+            return Err(Error::Config(
+                "search.family = \"regression_mixture\" needs a loss with G(x, y) = c ||x|| (robust or huber)".into(),
+            ));
+        }
+        _ => {}
+    }
+    let constrained = spec.raw.theorem.full_version() == TheoremId::I1;
+    if constrained != spec.raw.radius.is_some() {
         return Err(Error::Config(
-            "search.family = \"sharp_mixture\" needs loss = { family = \"sharp\" }".into(),
+            "a [search] spec sets a radius (the ball W) exactly when its theorem is I.1".into(),
         ));
+    }
+    if constrained && s.family != FamilyKind::SharpMixture {
+        return Err(Error::Config(
+            "a Thm I.1 search uses search.family = \"sharp_mixture\" (centres kept inside W)"
+                .into(),
+        ));
+    }
+    if let Some(r) = spec.raw.radius
+        && r <= spec.raw.constants.dist0
+    {
+        return Err(Error::Config(format!(
+            "a Thm I.1 search needs radius > constants.dist0 (centres lie within R - D0 so that w0 is in W), but {r} <= {}",
+            spec.raw.constants.dist0
+        )));
     }
     if spec.raw.constants.g.is_none() {
         return Err(Error::Config(
@@ -106,12 +134,20 @@ pub fn search_table(spec: &Spec) -> Result<&SearchSpec> {
                 .into(),
         ));
     }
-    if spec.raw.controls || spec.raw.radius.is_some() || spec.raw.runs_per_data != 1 {
+    if spec.raw.controls || spec.raw.runs_per_data != 1 {
         return Err(Error::Config(
-            "a [search] spec sets controls = false (the search runs its own control), no radius and runs_per_data = 1".into(),
+            "a [search] spec sets controls = false (the search runs its own control) and runs_per_data = 1".into(),
         ));
     }
     Ok(s)
+}
+
+/// a / b of the loss's G(x, y) = (a / b) ||x|| (None: another form).
+fn linear_lip(spec: &Spec) -> Option<f64> {
+    match spec.raw.loss.lipschitz_form()? {
+        crate::loss::LipschitzForm::Linear { a, b } => Some(a / b),
+        _ => None,
+    }
 }
 
 /// The budget of `spec`'s scale.
@@ -123,19 +159,31 @@ pub fn scale_of(spec: &Spec, s: &SearchSpec) -> SearchScale {
 }
 
 /// The search context and family of cell `c` (the moment level and G D0 of its k).
-pub fn cell_setup(spec: &Spec, c: usize) -> Result<(Context<'_>, SharpMixture)> {
+pub fn cell_setup(spec: &Spec, c: usize) -> Result<(Context<'_>, Family)> {
     let s = search_table(spec)?;
     let (si, pi) = spec.cell(c);
     let point = sweep_point(spec, pi)?;
     let k = spec.series[si].k;
     let g = spec.raw.constants.g.unwrap_or(f64::NAN);
     let g_emp = moment_level(spec.raw.theorem, g, k, spec.raw.constants.gamma)?;
-    let family = SharpMixture {
-        n: point.n,
-        d: spec.dim()?,
-        m: s.components,
-        k,
-        g_emp,
+    let (n, d, m) = (point.n, spec.dim()?, s.components);
+    let family = match s.family {
+        FamilyKind::SharpMixture => Family::Sharp(SharpMixture {
+            n,
+            d,
+            m,
+            k,
+            g_emp,
+            max_centre: spec.raw.radius.map(|r| r - spec.raw.constants.dist0),
+        }),
+        FamilyKind::RegressionMixture => Family::Regression(RegressionMixture {
+            n,
+            d,
+            m,
+            k,
+            g_emp,
+            lip: linear_lip(spec).unwrap_or(f64::NAN),
+        }),
     };
     let ctx = Context {
         spec,
@@ -143,9 +191,19 @@ pub fn cell_setup(spec: &Spec, c: usize) -> Result<(Context<'_>, SharpMixture)> 
         point,
         k,
         g_emp,
-        gd0: g * spec.raw.constants.dist0,
+        gd0: risk_unit(spec, g),
     };
     Ok((ctx, family))
+}
+
+/// The unit the risk is reported in: G D0 for the convex theorems (risk f - f*), G^2 for
+/// Thm 6.8 / N.1 (risk E ||grad f||^2).
+fn risk_unit(spec: &Spec, g: f64) -> f64 {
+    if spec.raw.theorem.full_version() == TheoremId::N1 {
+        g * g
+    } else {
+        g * spec.raw.constants.dist0
+    }
 }
 
 /// Searches cell `c` and re-estimates what it found.
@@ -161,12 +219,11 @@ pub fn run_cell(spec: &Spec, c: usize) -> Result<WorstCell> {
     };
     let found = search::search(&ctx, &family, s.objective, &budget)?;
     let instance = family.components(&found.theta)?;
-    let data = instance.dataset(family.d)?;
-    check_moment(&data.y, ctx.k, ctx.g_emp)?;
+    let data = instance.dataset(family.d())?;
+    ctx.check(&data)?;
     let reestimate = ctx.measure(&data, Phase::Reestimate, sc.replicates)?;
     let g = spec.raw.constants.g.unwrap_or(f64::NAN);
-    let mut bounded = data.clone();
-    bounded.y.iter_mut().for_each(|a| *a = g);
+    let bounded = instance.control(g).dataset(family.d())?;
     let control = ctx.measure(&bounded, Phase::Reestimate, sc.replicates)?;
     let over = ctx
         .value(
@@ -225,31 +282,26 @@ pub fn run(spec: &Spec, opts: &SearchOptions) -> Result<BTreeMap<usize, WorstCel
     Ok(done)
 }
 
-/// A violation: the instance as a CSV (centres x0.., weight a) and a spec that reruns it with
+/// A violation: the instance as a CSV (centres x0.., then the weight a, or a regression
+/// mixture's label y) and a spec that reruns it with
 /// `dpsgd-lab run` at its phi (R = the re-check's replicates). Returns the spec's path.
 pub fn write_violation(spec: &Spec, w: &WorstCell, dir: &Path) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display().to_string(), e))?;
     let stem = format!("{}-cell{}", spec.raw.name, w.cell);
     let csv = dir.join(format!("{stem}.csv"));
     let d = w.instance.centre.first().map_or(0, |c| c.len());
-    let mut text: String = (0..d).map(|j| format!("x{j},")).collect::<String>() + "a\n";
-    for ((&r, &a), c) in w
-        .instance
-        .rows
-        .iter()
-        .zip(&w.instance.weight)
-        .zip(&w.instance.centre)
-    {
-        let row: String = c.iter().map(|v| format!("{v:e},")).collect();
-        for _ in 0..r {
-            text.push_str(&format!("{row}{a:e}\n"));
-        }
+    let label = if w.instance.label.is_some() { "y" } else { "a" };
+    let mut text: String = (0..d).map(|j| format!("x{j},")).collect::<String>() + label + "\n";
+    let data = w.instance.dataset(d)?;
+    for i in 0..data.n {
+        let row: String = data.row(i).iter().map(|v| format!("{v:e},")).collect();
+        text.push_str(&format!("{row}{:e}\n", data.y[i]));
     }
     crate::results_file::write_atomic(&csv, text.as_bytes())?;
     let mut raw = spec.raw.clone();
     raw.name = stem.clone();
     raw.search = None;
-    raw.data = DataSpec::Csv(CsvSpec::new(csv.display().to_string(), "a"));
+    raw.data = DataSpec::Csv(CsvSpec::new(csv.display().to_string(), label));
     let mut series = spec.series[w.series].spec.clone();
     // The CSV is the data: no generator law to take from the series.
     series.law = None;

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::WorstCell;
 use super::search::Measured;
 use crate::experiment::fit::{interval, mean, ols};
-use crate::experiment::spec::{Spec, fmt_k};
+use crate::experiment::spec::Spec;
 use crate::format::{fixed, num};
 use crate::rng::{Purpose, stream};
 use crate::theory::TheoremId;
@@ -65,6 +65,10 @@ pub struct WorstRow {
     pub max_gi_over_g: f64,
     /// Share of the rows in the component with the largest G_i.
     pub tail_share: f64,
+    /// The largest G_i that any data set of the class with n rows can hold, over G: one row
+    /// carrying the whole moment, G_emp n^(1/k) (G_emp at k = inf). A clip norm at or above it
+    /// clips no instance of the class.
+    pub class_max_gi_over_g: f64,
     /// The search's best value on its own streams (biased upwards; shown for the record).
     pub search_value: f64,
     /// Evaluations the search spent.
@@ -193,8 +197,43 @@ fn row(w: &WorstCell, resamples: &[Vec<usize>]) -> WorstRow {
         tau_over_g: m.tau / w.g,
         max_gi_over_g: top.1 / w.g,
         tail_share: w.instance.rows[top.0] as f64 / w.n as f64,
+        class_max_gi_over_g: w.g_emp * (w.n as f64).powf(1.0 / w.k) / w.g,
         search_value: w.found.search_value,
         evaluations: w.found.evaluations,
+    }
+}
+
+/// Where clipping stands in one cell, from the schedule's tau against the G_i (for the sharp
+/// loss ||grad f_i|| = G_i away from the kink, so this is exact; for a linear-model loss
+/// ||grad f_i|| <= G_i, so "cannot" and "does not" stay true and "can" is an upper statement).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClipStatus {
+    /// tau >= the largest G_i any instance of the class can hold: no instance is clipped.
+    CannotBindInClass,
+    /// tau >= max G_i of the worst instance, below the class's largest: the worst instance is
+    /// not clipped, another instance of the class could be.
+    NotAtWorst,
+    /// tau < max G_i of the worst instance: its heaviest rows can be clipped.
+    CanBindAtWorst,
+}
+
+impl ClipStatus {
+    /// The status of a row.
+    pub fn of(r: &WorstRow) -> ClipStatus {
+        if r.tau_over_g >= r.class_max_gi_over_g {
+            ClipStatus::CannotBindInClass
+        } else if r.tau_over_g >= r.max_gi_over_g {
+            ClipStatus::NotAtWorst
+        } else {
+            ClipStatus::CanBindAtWorst
+        }
+    }
+    fn text(self) -> &'static str {
+        match self {
+            ClipStatus::CannotBindInClass => "cannot bind in the class",
+            ClipStatus::NotAtWorst => "not at the worst instance",
+            ClipStatus::CanBindAtWorst => "can bind at the worst instance",
+        }
     }
 }
 
@@ -252,7 +291,8 @@ inflate it (no winner's curse); intervals are 95% percentile bootstrap intervals
 replicates.\n\n\
 - **OR / bound**: mean risk over the theorem's explicit bound at the worst instance found; above 1 it is \
 re-checked on a second fresh set of more replicates, and a VIOLATION if that interval lies above 1.\n\
-- **OR / (G D0)**: the same risk in units of G D0 (D0 = ||w0 - w*||, fixed for every instance).\n\
+- **OR / (G D0)**: the same risk in units of G D0 (D0 = ||w0 - w*||, fixed for every instance); for \
+Thm 6.8 / N.1, whose risk is E ||grad f||^2, in units of G^2 (and likewise heavy - control).\n\
 - **clipped**: fraction of sampled per-sample gradients that were clipped; 0 means clipping never binds at \
 the worst instance.\n\
 - **OR / risk0**: risk over the do-nothing risk f(w0) - f* (near 1: the run barely moved).\n\
@@ -260,6 +300,11 @@ the worst instance.\n\
 shares with every G_i = G, on the same fresh streams), over G D0.\n\
 - **tau / G**, **max G_i / G**, **tail share**: the schedule's clip norm, the largest per-sample \
 Lipschitz constant of the worst instance, and the share of rows that carry it.\n\
+- **class max G_i / G**: the largest G_i any data set of the class with n rows can hold (one row \
+carrying the whole moment: G_emp n^(1/k), G_emp at k = inf). **clipping**: \"cannot bind in the \
+class\" when tau is at or above it, \"not at the worst instance\" when tau is at or above the worst \
+instance's max G_i only, else \"can bind at the worst instance\" (for the sharp loss ||grad f_i|| = \
+G_i, so this is exact; for robust regression ||grad f_i|| <= G_i).\n\
 - **search**: the search's own best value (biased upwards, for the record only) and its evaluations.\n"
         .to_string()
 }
@@ -282,7 +327,7 @@ pub fn markdown(s: &WorstSummary, figures: &[String], shipped: Option<(f64, Stri
         s.theorem,
         shipped.map_or("not available (paper_refs/verification.md not found)".into(), |(v, at)| format!("{} ({at})", num(v)))
     ));
-    md.push_str("| k | phi | n | OR / bound [95%] | OR / (G D0) [95%] | clipped | OR / risk0 | heavy - control [95%] | tau / G | max G_i / G | tail share | search (evals) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("| series | phi | n | OR / bound [95%] | OR / (G D0) [95%] | clipped | OR / risk0 | heavy - control [95%] | tau / G | max G_i / G | class max G_i / G | clipping | tail share | search (evals) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for g in &s.groups {
         for r in &g.rows {
             let ratio = match (&r.ratio, &r.recheck) {
@@ -296,8 +341,8 @@ pub fn markdown(s: &WorstSummary, figures: &[String], shipped: Option<(f64, Stri
                 (None, _) => "no bound".into(),
             };
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} ({}) |\n",
-                fmt_k(g.k),
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} ({}) |\n",
+                g.label,
                 num(r.phi),
                 r.n,
                 ratio,
@@ -307,13 +352,15 @@ pub fn markdown(s: &WorstSummary, figures: &[String], shipped: Option<(f64, Stri
                 r.minus_control.text(),
                 num(r.tau_over_g),
                 num(r.max_gi_over_g),
+                num(r.class_max_gi_over_g),
+                ClipStatus::of(r).text(),
                 num(r.tail_share),
                 num(r.search_value),
                 r.evaluations
             ));
         }
     }
-    md.push_str("\nSlope of the worst-case risk on phi (log-log OLS over the phis, paired bootstrap 95% interval):\n\n| k | slope [95%] | theorem's exponent | in interval | 1 - 1/k | in interval |\n|---|---|---|---|---|---|\n");
+    md.push_str("\nSlope of the worst-case risk on phi (log-log OLS over the phis, paired bootstrap 95% interval):\n\n| series | slope [95%] | theorem's exponent | in interval | 1 - 1/k | in interval |\n|---|---|---|---|---|---|\n");
     for g in &s.groups {
         let inside = |e: f64| match g.slope {
             Some(sl) if sl.lo <= e && e <= sl.hi => "yes",
@@ -322,7 +369,7 @@ pub fn markdown(s: &WorstSummary, figures: &[String], shipped: Option<(f64, Stri
         };
         md.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
-            fmt_k(g.k),
+            g.label,
             g.slope.map_or("-".into(), |sl| format!(
                 "{} [{}, {}]",
                 fixed(sl.value, 3),
@@ -367,17 +414,21 @@ pub fn limits() -> String {
 - A worst case found is a lower estimate of the supremum of OR / bound over the family: a \
 derivative-free search with a finite budget can miss a worse instance, so \"the bound is loose by \
 at least 1 / (worst OR / bound)\" is not shown; only \"no instance found is worse than this\".\n\
-- The family is not the whole class. Searched: point-mass mixtures of the weighted sharp loss \
-(m components, each a share of the rows at one centre with one G_i), with Assumption 6.1 met with \
-equality at the level the theorem's proof needs of the data set (J.1: mean G_i^k <= G^k / gamma; \
-K.1: mean G_i^k <= 4 G^k), D0 fixed, w0 = w* + D0 (1, ..., 1) / sqrt(d), and for K.1 only \
-instances where Assumption 6.4's radius D exists (computed per instance). Not searched: other \
-losses (Huber, logistic, robust), spread components, other directions of w0, Thm 5.4 / H.1, \
-Thm I.1 (constrained) and Thm 6.8 / N.1 (nonconvex), so this report gives no N.1 rate.\n\
+- The family is not the whole class. Searched: point-mass mixtures (m components, each a share of \
+the rows at one point with one G_i) of the weighted sharp loss (Thm 5.4 / H.1, I.1, 6.2 / J.1, \
+6.5 / K.1) and of robust regression (Thm 6.8 / N.1), with Assumption 6.1 met with equality at the \
+level the theorem's proof needs of the data set (I.1, J.1, N.1: mean G_i^k <= G^k / gamma; K.1: \
+mean G_i^k <= 4 G^k; H.1, which has no moment assumption: G_n = max G_i = G), D0 fixed, \
+w0 = w* + D0 (1, ..., 1) / sqrt(d), for I.1 centres inside the ball of radius R - D0 (so that w* \
+is interior), and for K.1 only instances where Assumption 6.4's radius D exists (computed per \
+instance). Not searched: Huber and logistic losses, spread components, other directions of w0, \
+moments below the level, a minimizer on I.1's boundary, d above 2.\n\
 - Every reported number is a fresh re-estimate (streams the search never used), so the search's \
 selection does not inflate it; the search's own value is shown beside it only for the record.\n\
 - A slope over a few phis of worst instances that differ from phi to phi is the slope of the \
-envelope the search found, not of one instance.\n"
+envelope the search found, not of one instance.\n\
+- For Thm 6.8 / N.1 no lower bound is known: the worst rate found is a rate DP-SGD reaches on one \
+family, so a slope at the upper exponent does not show the upper bound tight over the class.\n"
         .to_string()
 }
 
@@ -388,9 +439,9 @@ pub fn text(summaries: &[WorstSummary]) -> String {
         for g in &sum.groups {
             for r in &g.rows {
                 s.push_str(&format!(
-                    "{} k = {} phi = {}: OR/bound {} | OR/(G D0) {} | clipped {} | max G_i/G {} | tail share {}{}\n",
+                    "{} {} phi = {}: OR/bound {} | OR/(G D0) {} | clipped {} | max G_i/G {} | tail share {}{}\n",
                     sum.spec,
-                    fmt_k(g.k),
+                    g.label,
                     num(r.phi),
                     r.ratio.map_or("no bound".into(), |e| e.text()),
                     r.or_gd0.text(),
@@ -427,36 +478,14 @@ pub fn answers(summaries: &[WorstSummary], shipped: &dyn Fn(&str) -> Option<f64>
                 String::new()
             }
         ));
-        let binds = rows.iter().filter(|r| r.clipped > 0.0).count();
-        let max_clip = rows.iter().map(|r| r.clipped).fold(0.0, f64::max);
-        let min_gap = rows
-            .iter()
-            .map(|r| r.tau_over_g / r.max_gi_over_g)
-            .fold(f64::INFINITY, f64::min);
-        md.push_str(&format!(
-            "- **Does clipping bind at Thm {}'s worst instances?** In {} of {} cells (largest clipped fraction {}); the schedule's tau is at least {} times the largest G_i of the worst instance.\n",
-            s.theorem,
-            binds,
-            rows.len(),
-            num(max_clip),
-            num(min_gap)
-        ));
+        md.push_str(&clipping_answer(s, &rows));
+        let full = s
+            .theorem
+            .parse::<TheoremId>()
+            .map(|t| t.full_version())
+            .ok();
         for g in &s.groups {
             let Some(sl) = g.slope else { continue };
-            let inside = |e: f64| sl.lo <= e && e <= sl.hi;
-            let follows = match (inside(g.predicted), inside(g.lower)) {
-                _ if (g.predicted - g.lower).abs() < 1e-12 => {
-                    if inside(g.predicted) {
-                        "contains the theorem's exponent".to_string()
-                    } else {
-                        "excludes the theorem's exponent".to_string()
-                    }
-                }
-                (true, true) => "contains both, so it cannot tell them apart".to_string(),
-                (true, false) => "contains the upper bound's exponent only".to_string(),
-                (false, true) => "contains the lower bound's exponent 1 - 1/k only".to_string(),
-                (false, false) => "contains neither".to_string(),
-            };
             let shares: Vec<String> = g.rows.iter().map(|r| num(r.tail_share)).collect();
             let span = g
                 .rows
@@ -464,25 +493,152 @@ pub fn answers(summaries: &[WorstSummary], shipped: &dyn Fn(&str) -> Option<f64>
                 .zip(g.rows.last())
                 .map_or(1.0, |(a, b)| a.phi / b.phi);
             md.push_str(&format!(
-                "- Thm {} at k = {}: the share of rows with the largest G_i at the worst instance, phi_max to phi_min: {} (a tail that scales with phi, as Appendix L's, would shrink {}-fold over this range).\n",
+                "- Thm {} at {}: the share of rows with the largest G_i at the worst instance, phi_max to phi_min: {} (a tail that scales with phi, as Appendix L's, would shrink {}-fold over this range).\n",
                 s.theorem,
-                fmt_k(g.k),
+                g.label,
                 shares.join(", "),
                 num(span)
             ));
-            md.push_str(&format!(
-                "- Thm {} at k = {}: the worst-case risk's slope on phi is {} [{}, {}]; against {} (the theorem's) and {} (1 - 1/k) the interval {}.\n",
-                s.theorem,
-                fmt_k(g.k),
-                fixed(sl.value, 3),
-                fixed(sl.lo, 3),
-                fixed(sl.hi, 3),
-                fixed(g.predicted, 3),
-                fixed(g.lower, 3),
-                follows
-            ));
+            md.push_str(&slope_answer(s, g, sl, full));
         }
     }
-    md.push_str("- **Thm 6.8 / N.1 (nonconvex)**: not searched yet, so no worst rate is reported for it.\n\n");
+    if !summaries.iter().any(|s| {
+        s.theorem
+            .parse::<TheoremId>()
+            .ok()
+            .map(|t| t.full_version())
+            == Some(TheoremId::N1)
+    }) {
+        md.push_str("- **Thm 6.8 / N.1 (nonconvex)**: not searched in this run, so no worst rate is reported for it.\n");
+    }
+    md.push('\n');
     md
+}
+
+/// The slope sentence of one series: against the theorem's exponent, and for J.1 also against
+/// the lower bound's 1 - 1/k (the open question); for N.1 the worst rate found.
+fn slope_answer(s: &WorstSummary, g: &WorstGroup, sl: Slope, full: Option<TheoremId>) -> String {
+    let inside = |e: f64| sl.lo <= e && e <= sl.hi;
+    let interval = format!(
+        "{} [{}, {}]",
+        fixed(sl.value, 3),
+        fixed(sl.lo, 3),
+        fixed(sl.hi, 3)
+    );
+    let word = |e: f64| if inside(e) { "contains" } else { "excludes" };
+    match full {
+        Some(TheoremId::J1) => {
+            let follows = match (inside(g.predicted), inside(g.lower)) {
+                (true, true) => "contains both, so it cannot tell them apart",
+                (true, false) => "contains the upper bound's exponent only",
+                (false, true) => "contains the lower bound's exponent 1 - 1/k only",
+                (false, false) => "contains neither",
+            };
+            format!(
+                "- Thm {} at {}: the worst-case risk's slope on phi is {interval}; against {} (the theorem's) and {} (1 - 1/k) the interval {follows}.\n",
+                s.theorem,
+                g.label,
+                fixed(g.predicted, 3),
+                fixed(g.lower, 3),
+            )
+        }
+        Some(TheoremId::N1) => format!(
+            "- **Worst Thm 6.8 / N.1 rate found** at {}: the worst-case risk E ||grad f||^2 falls as phi^{interval} (slope, 95%); the interval {} the upper bound's exponent 1 - 1/(2k - 1) = {}. No lower bound is known, so this is a rate that DP-SGD with N.1's schedule does reach on this family, not a proof that no instance is slower.\n",
+            g.label,
+            word(g.predicted),
+            fixed(g.predicted, 3),
+        ),
+        _ => format!(
+            "- Thm {} at {}: the worst-case risk's slope on phi is {interval}; the interval {} the theorem's exponent {}.\n",
+            s.theorem,
+            g.label,
+            word(g.predicted),
+            fixed(g.predicted, 3),
+        ),
+    }
+}
+
+/// Whether clipping binds at the worst instances, cell by cell: the schedule's tau against the
+/// worst instance's largest G_i and against the largest G_i the class allows at n rows.
+fn clipping_answer(s: &WorstSummary, rows: &[&WorstRow]) -> String {
+    let binds = rows.iter().filter(|r| r.clipped > 0.0).count();
+    let max_clip = rows.iter().map(|r| r.clipped).fold(0.0, f64::max);
+    let count = |st: ClipStatus| rows.iter().filter(|r| ClipStatus::of(r) == st).count();
+    let mut md = format!(
+        "- **Does clipping bind at Thm {}'s worst instances?** Clipped in {} of {} cells (largest clipped fraction {}). The schedule's tau is at or above the class's largest possible G_i (G_emp n^(1/k)) in {} cells, so no instance of the class is clipped there; above the worst instance's largest G_i only in {} more; below it in {}.",
+        s.theorem,
+        binds,
+        rows.len(),
+        num(max_clip),
+        count(ClipStatus::CannotBindInClass),
+        count(ClipStatus::NotAtWorst),
+        count(ClipStatus::CanBindAtWorst),
+    );
+    for g in &s.groups {
+        let cells: Vec<String> = g
+            .rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "phi {}: tau / max G_i {}, tau / class max {}",
+                    num(r.phi),
+                    num(r.tau_over_g / r.max_gi_over_g),
+                    num(r.tau_over_g / r.class_max_gi_over_g)
+                )
+            })
+            .collect();
+        md.push_str(&format!(" {}: {}.", g.label, cells.join("; ")));
+    }
+    md.push('\n');
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(tau: f64, max_gi: f64, class: f64) -> WorstRow {
+        let e = Est {
+            value: 0.0,
+            lo: 0.0,
+            hi: 0.0,
+        };
+        WorstRow {
+            phi: 0.1,
+            n: 400,
+            ratio: None,
+            or_gd0: e,
+            recheck: None,
+            violation: false,
+            clipped: 0.0,
+            or_risk0: 0.0,
+            minus_control: e,
+            tau_over_g: tau,
+            max_gi_over_g: max_gi,
+            tail_share: 0.5,
+            class_max_gi_over_g: class,
+            search_value: 0.0,
+            evaluations: 0,
+        }
+    }
+
+    /// The clipping status compares tau first with the class's largest G_i, then with the
+    /// worst instance's; equality clips nothing (clip(g, tau) = g when ||g|| <= tau).
+    #[test]
+    fn clip_status_orders_the_two_thresholds() {
+        assert_eq!(
+            ClipStatus::of(&row(6.0, 1.5, 5.3)),
+            ClipStatus::CannotBindInClass
+        );
+        assert_eq!(
+            ClipStatus::of(&row(5.3, 1.5, 5.3)),
+            ClipStatus::CannotBindInClass
+        );
+        assert_eq!(ClipStatus::of(&row(3.0, 1.5, 5.3)), ClipStatus::NotAtWorst);
+        assert_eq!(ClipStatus::of(&row(1.5, 1.5, 5.3)), ClipStatus::NotAtWorst);
+        assert_eq!(
+            ClipStatus::of(&row(1.0, 1.5, 5.3)),
+            ClipStatus::CanBindAtWorst
+        );
+    }
 }

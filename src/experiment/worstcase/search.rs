@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::experiment::replicate::{SweepPoint, run_on_data};
 use crate::experiment::search_table::Objective;
 use crate::experiment::spec::Spec;
+use crate::loss::LipschitzForm;
 use crate::rng::{Purpose, derive_seed, stream};
 
 /// Cost of an instance outside the class (no Assumption 6.4 radius for K.1, a failed run):
@@ -134,6 +135,19 @@ impl Context<'_> {
         })
     }
 
+    /// Refuses `data` outside Assumption 6.1 at this cell's level: the per-sample G_i are
+    /// computed from the loss's own G(x, y) (not from the family's decoding), then
+    /// [`check_moment`]. Called on every instance the search proposes, before it runs.
+    pub fn check(&self, data: &Dataset) -> Result<()> {
+        let form: LipschitzForm = self.spec.raw.loss.lipschitz_form().ok_or_else(|| {
+            Error::Config("the worst-case search needs a loss with a closed-form G(x, y)".into())
+        })?;
+        let gi: Vec<f64> = (0..data.n)
+            .map(|i| form.eval(data.row(i), data.y[i]))
+            .collect();
+        check_moment(&gi, self.k, self.g_emp)
+    }
+
     /// The objective of a measurement (None: outside the class for this objective).
     pub fn value(&self, m: &Measured, objective: Objective) -> Option<f64> {
         let mean = m.risk.iter().sum::<f64>() / m.risk.len() as f64;
@@ -187,15 +201,18 @@ impl<F: InstanceFamily> Problem<'_, F> {
     /// Builds, checks (Assumption 6.1 on every proposal) and measures one candidate.
     fn evaluate(&self, theta: &[f64]) -> Result<f64> {
         let data = self.family.build(theta)?;
-        check_moment(&data.y, self.ctx.k, self.ctx.g_emp)?;
-        let v = if self.objective == Objective::DoNothingOverGd0 {
-            self.ctx
-                .value(&self.ctx.measure(&data, Phase::Search, 1)?, self.objective)
+        self.ctx.check(&data)?;
+        let reps = if self.objective == Objective::DoNothingOverGd0 {
+            1
         } else {
-            self.ctx.value(
-                &self.ctx.measure(&data, Phase::Search, self.replicates)?,
-                self.objective,
-            )
+            self.replicates
+        };
+        // An instance whose exact solver does not certify f* (a numerical failure) has no
+        // risk to measure: outside the class, never preferred; any other error stops the search.
+        let v = match self.ctx.measure(&data, Phase::Search, reps) {
+            Ok(m) => self.ctx.value(&m, self.objective),
+            Err(Error::Numerical(_)) => None,
+            Err(e) => return Err(e),
         };
         let mut best = self.best.lock().unwrap_or_else(|e| e.into_inner());
         best.2 += 1;
