@@ -105,5 +105,9 @@ def keywords():
             if name.startswith("no-"):
                 return name[3:].replace("-", "_") + "=False" + m.group(1)[len(name):]
             return name.replace("-", "_") + m.group(1)[len(name):]
+        # A missing input (Error::Missing): the CLI lists its flags as one command line
+        # ("needs --gamma --C"), Python the keywords comma-separated ("needs gamma, C").
+        if "not given" in msg:
+            msg = re.sub(r"(--[A-Za-z][A-Za-z0-9-]*) (?=--)", r"\1, ", msg)
         return re.sub(r"--([A-Za-z][A-Za-z0-9-]*)", one, msg)
     return named
