@@ -209,16 +209,7 @@ impl SharpMixture {
     /// The decoded components at `theta` (moment enforced).
     pub fn components(&self, theta: &[f64]) -> Result<Components> {
         let (m, d) = (self.m, self.d);
-        if theta.len() != self.dim() {
-            return Err(Error::param(format!(
-                "the family has {} parameters, but {} were given",
-                self.dim(),
-                theta.len()
-            )));
-        }
-        if theta.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Numerical("a non-finite search parameter".into()));
-        }
+        check_theta(theta, self.dim())?;
         let rows = allocate(&softmax(&theta[..m]), self.n);
         // Magnitudes in log space, clamped so that exp stays finite.
         let mut weight: Vec<f64> = theta[m..2 * m]
@@ -247,6 +238,20 @@ impl SharpMixture {
     }
 }
 
+/// A search point of the family's dimension with finite coordinates, or the error that says not.
+fn check_theta(theta: &[f64], dim: usize) -> Result<()> {
+    if theta.len() != dim {
+        return Err(Error::param(format!(
+            "the family has {dim} parameters, but {} were given",
+            theta.len()
+        )));
+    }
+    if theta.iter().any(|v| !v.is_finite()) {
+        return Err(Error::Numerical("a non-finite search parameter".into()));
+    }
+    Ok(())
+}
+
 /// u mapped into the open ball of radius r: r u / sqrt(1 + ||u||^2).
 fn squash(u: &[f64], r: f64) -> Vec<f64> {
     let s = r / (1.0 + u.iter().map(|v| v * v).sum::<f64>()).sqrt();
@@ -266,16 +271,7 @@ impl RegressionMixture {
     /// u_j / ||u_j|| (u_j = 0: the first axis) with one factor s for all, then labels.
     pub fn components(&self, theta: &[f64]) -> Result<Components> {
         let (m, d) = (self.m, self.d);
-        if theta.len() != self.dim() {
-            return Err(Error::param(format!(
-                "the family has {} parameters, but {} were given",
-                self.dim(),
-                theta.len()
-            )));
-        }
-        if theta.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Numerical("a non-finite search parameter".into()));
-        }
+        check_theta(theta, self.dim())?;
         let rows = allocate(&softmax(&theta[..m]), self.n);
         let mags: Vec<f64> = theta[m..2 * m]
             .iter()
