@@ -466,8 +466,8 @@ pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
     if !lo.is_finite() {
         (lo, hi) = (0.0, 100.0);
     }
-    // Room below the data for the legend (lower left), 8% above (kept above 100 %, so the
-    // frame does not cut bars at 100 %).
+    // 8% of the span each side (kept above 100 %, so the frame does not cut bars or markers
+    // at 100 %); the legend finds a free corner or goes below the plot.
     let span = (hi - lo).max(1.0);
     let runs = m
         .rows
@@ -499,7 +499,7 @@ pub fn figure(m: &MethodComparison, baseline: Option<f64>) -> CategoryFigure {
                 }
             })
             .collect(),
-        y_range: ((lo - 0.45 * span).max(0.0), hi + 0.08 * span),
+        y_range: ((lo - 0.08 * span).max(0.0), hi + 0.08 * span),
         guides: vec![(k as f64 - 1.5, "private | oracle (not private)".to_string())],
         series,
         palette: Palette::Tableau,

@@ -64,7 +64,7 @@ pub fn figure(t: &StudyTable) -> CategoryFigure {
 
 /// The y label of both figures of a study: what is plotted and what the error bars are.
 pub(crate) fn accuracy_label(runs: usize) -> String {
-    format!("test accuracy (%): mean ± sd over {runs} runs")
+    format!("test accuracy (%): mean ± sd over {runs} runs, cut at 100")
 }
 
 /// An "n/a" note under every category (0..k) where no column has an entry, so an empty
@@ -83,7 +83,7 @@ pub(crate) fn empty_columns<'e>(
         .collect()
 }
 
-/// The accuracy window shown (percent): every mean +- sd and the baseline, padded by 8% of the
+/// The accuracy window shown (percent): every bar ([`sd_bar`]) and the baseline, padded by 8% of the
 /// span (at least half a point), from at least 0 and with the padding kept above 100 (the
 /// frame must not cut bars or markers at 100 %); all of [0, 100] without data.
 fn accuracy_window(t: &StudyTable) -> (f64, f64) {
@@ -91,8 +91,9 @@ fn accuracy_window(t: &StudyTable) -> (f64, f64) {
     let mut hi = f64::NEG_INFINITY;
     for c in &t.columns {
         for e in c.entries.iter().flatten() {
-            lo = lo.min(100.0 * (e.mean - e.sd));
-            hi = hi.max(100.0 * (e.mean + e.sd));
+            let (blo, bhi) = sd_bar(e);
+            lo = lo.min(blo);
+            hi = hi.max(bhi);
         }
     }
     if let Some(b) = &t.baseline {
@@ -118,17 +119,24 @@ pub(crate) fn epsilon_series<'e>(
 ) -> Series {
     let ne = ne.max(1) as f64;
     let dx = (ci as f64 - (ne - 1.0) / 2.0) * 0.12;
-    let pts: Vec<(f64, f64, f64)> = entries
+    let pts: Vec<(f64, f64, (f64, f64))> = entries
         .enumerate()
-        .filter_map(|(i, e)| e.map(|e| (i as f64 + dx, 100.0 * e.mean, 100.0 * e.sd)))
+        .filter_map(|(i, e)| e.map(|e| (i as f64 + dx, 100.0 * e.mean, sd_bar(e))))
         .collect();
     Series {
         label: Some(format!("ε = {epsilon}")),
         points: pts.iter().map(|&(x, m, _)| (x, m)).collect(),
-        errors: pts.iter().map(|&(_, m, s)| (m - s, m + s)).collect(),
+        errors: pts.iter().map(|&(_, _, b)| b).collect(),
         style,
         color: ci,
     }
+}
+
+/// The bar of an accuracy in percent: mean +- sd, cut to [0, 100] (an accuracy cannot leave
+/// it, so a bar beyond 100 would show an impossible spread).
+fn sd_bar(e: &Entry) -> (f64, f64) {
+    let (m, s) = (100.0 * e.mean, 100.0 * e.sd);
+    ((m - s).max(0.0), (m + s).min(100.0))
 }
 
 /// The non-private baseline's accuracy `mean` as a reference line across `k` categories.
@@ -230,6 +238,26 @@ mod tests {
         assert!((f.y_range.1 - 95.64).abs() < 1e-9, "{:?}", f.y_range);
     }
 
+    /// A mean of 99 % with sd 2 points: its bar runs from 97 to 100, not to 101 (an accuracy
+    /// cannot pass 100 %), and the window is fitted to the cut bar.
+    #[test]
+    fn sd_bars_stop_at_100_percent() {
+        let mut t = table();
+        t.columns[0].entries[0] = entry(0.99, 0.02);
+        t.columns[1].entries[2] = entry(0.995, 0.01);
+        let f = figure(&t);
+        for s in &f.series {
+            for &(lo, hi) in &s.errors {
+                assert!(hi <= 100.0 && lo >= 0.0, "bar ({lo}, {hi})");
+            }
+        }
+        assert!((f.series[0].errors[0].0 - 97.0).abs() < 1e-9);
+        assert_eq!(f.series[0].errors[0].1, 100.0);
+        assert_eq!(f.series[1].errors[2].1, 100.0);
+        // Window: bars span [87, 100], padded by 8% of 13 = 1.04.
+        assert!((f.y_range.1 - 101.04).abs() < 1e-9, "{:?}", f.y_range);
+    }
+
     #[test]
     fn no_guide_when_every_tau_is_below_g1_and_full_window_without_data() {
         let mut t = table();
@@ -255,7 +283,10 @@ mod tests {
         // Data span [87, 100], padded by 8% of 13 = 1.04 on both sides.
         assert!((f.y_range.1 - 101.04).abs() < 1e-9, "{:?}", f.y_range);
         assert_eq!(f.y_label_max, Some(100.0));
-        assert_eq!(f.y_label, "test accuracy (%): mean ± sd over 3 runs");
+        assert_eq!(
+            f.y_label,
+            "test accuracy (%): mean ± sd over 3 runs, cut at 100"
+        );
         assert_eq!(f.notes, vec![(1.0, "n/a".to_string())]);
         assert!(figure(&table()).notes.is_empty());
     }

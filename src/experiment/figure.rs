@@ -7,7 +7,7 @@ use super::report::fmt_fit;
 use super::results::CellResult;
 use super::spec::Spec;
 use super::verdict::{SeriesSummary, SpecSummary, reps_of};
-use crate::plot::{Figure, Series, Style};
+use crate::plot::{Figure, Guide, Series, Style};
 
 /// x factor of a control's markers (a 4% shift to the right of its series' markers).
 const CONTROL_DODGE: f64 = 1.04;
@@ -40,9 +40,9 @@ fn measured(i: usize, cells: &BTreeMap<usize, CellResult>) -> Measured {
 }
 
 /// The layers of one (non-control) series: its markers with the legend entry, the fit over the
-/// smallest decade (solid), the predicted slope through the smallest-phi point (dashed) and the
-/// bound (dotted).
-fn series_layers(x: &SeriesSummary, m: Measured, color: usize) -> Vec<Series> {
+/// smallest decade (solid) and the bound (dotted). A lower bound without its constant is drawn
+/// as its shape c G phi^(1-1/k) (Eq. 130) at the largest c under every mean.
+fn series_layers(x: &SeriesSummary, m: Measured, color: usize, lower: bool) -> Vec<Series> {
     let (pts, err, bnd) = m;
     let line = |points, style| Series {
         label: None,
@@ -68,13 +68,48 @@ fn series_layers(x: &SeriesSummary, m: Measured, color: usize) -> Vec<Series> {
         let at = |p: f64| (p, (f.intercept + f.slope * p.ln()).exp());
         out.push(line(vec![at(a), at(b)], Style::Line));
     }
-    if let Some(&(p0, r0)) = pts.iter().min_by(|a, b| a.0.total_cmp(&b.0)) {
-        let p1 = pts.iter().map(|p| p.0).fold(0.0, f64::max);
-        let guide = vec![(p0, r0), (p1, r0 * (p1 / p0).powf(x.predicted))];
-        out.push(line(guide, Style::Dashed));
-    }
     if !bnd.is_empty() {
         out.push(line(bnd, Style::Dotted));
+    } else if lower {
+        out.push(line(lower_shape(&pts, x.predicted), Style::Dotted));
+    }
+    out
+}
+
+/// Thm 6.6 / L.1, Thm I.3 (Eq. 130): OR >= c G phi^(1-1/k) with c unstated (an Omega(.)
+/// constant). Without c, the curve c G phi^(1 - 1/k) at the largest c G that keeps it at or
+/// under every mean in `pts`, over their phi range: the bound's shape, not a test of it.
+pub(crate) fn lower_shape(pts: &[(f64, f64)], exponent: f64) -> Vec<(f64, f64)> {
+    let cg = pts
+        .iter()
+        .filter(|p| p.0 > 0.0 && p.1 > 0.0)
+        .map(|&(phi, m)| m / phi.powf(exponent))
+        .fold(f64::INFINITY, f64::min);
+    if !cg.is_finite() {
+        return Vec::new();
+    }
+    let mut phis: Vec<f64> = pts.iter().map(|p| p.0).filter(|p| *p > 0.0).collect();
+    phis.sort_by(f64::total_cmp);
+    phis.iter()
+        .map(|&phi| (phi, cg * phi.powf(exponent)))
+        .collect()
+}
+
+/// One gray slope guide per distinct predicted slope of the non-control series, placed by
+/// the figure beside the points of the series that share it.
+fn slope_guides(s: &SpecSummary, cells: &BTreeMap<usize, CellResult>) -> Vec<Guide> {
+    let mut out: Vec<Guide> = Vec::new();
+    for (i, x) in s.series.iter().enumerate().filter(|(_, x)| !x.is_control) {
+        let (pts, _, _) = measured(i, cells);
+        let label = format!("slope {:.2}", x.predicted);
+        match out.iter_mut().find(|g| g.label == label) {
+            Some(g) => g.near.extend(pts),
+            None => out.push(Guide {
+                slope: x.predicted,
+                label,
+                near: pts,
+            }),
+        }
     }
     out
 }
@@ -99,14 +134,26 @@ fn style_keys(spec: &Spec, any_control: bool, any_bound: bool) -> Vec<Series> {
         ));
     }
     out.push(key("fit over the smallest decade (solid)", Style::Line));
-    out.push(key("predicted slope (dashed)", Style::Dashed));
+    let lower = spec.raw.theorem.is_lower_bound();
+    if !lower {
+        out.push(key(
+            "predicted slope (gray dashed, drawn beside the data; not a bound)",
+            Style::Guide,
+        ));
+    }
     if any_bound {
         out.push(key(
-            if spec.raw.theorem.is_lower_bound() {
+            if lower {
                 "lower bound (dotted)"
             } else {
                 "explicit bound (dotted)"
             },
+            Style::Dotted,
+        ));
+    } else if lower {
+        out.push(key(
+            "lower bound's shape c G phi^(1-1/k) (dotted): c is unstated, drawn at the largest \
+             c under the means",
             Style::Dotted,
         ));
     }
@@ -115,9 +162,10 @@ fn style_keys(spec: &Spec, any_control: bool, any_bound: bool) -> Vec<Series> {
 
 /// The figure: risk against phi per series with 95% error bars (mean +- 1.96 se over the
 /// replicates), the smallest decade shaded (the verdicts' range) with its fitted line (solid),
-/// a dashed line with the predicted slope through the smallest-phi point, the bound (dotted),
-/// and each series' bounded-data control as open markers of the same color. Legends give the
-/// smallest-decade slope with its interval and the predicted exponent.
+/// a gray dashed guide of each predicted slope beside the data (upper bounds), the bound or a
+/// lower bound's shape (dotted), and each series' bounded-data control as open markers of the
+/// same color. Legends give the smallest-decade slope with its interval and the predicted
+/// exponent.
 pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>) -> Figure {
     let mut series = Vec::new();
     let mut any_bound = false;
@@ -137,7 +185,8 @@ pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>)
                 color,
             });
         } else {
-            series.extend(series_layers(x, (pts, err, bnd), color));
+            let lower = spec.raw.theorem.is_lower_bound();
+            series.extend(series_layers(x, (pts, err, bnd), color, lower));
         }
     }
     series.extend(style_keys(spec, any_control, any_bound));
@@ -145,6 +194,11 @@ pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>)
     let lo = phis.iter().cloned().fold(f64::INFINITY, f64::min);
     Figure {
         legend: crate::plot::Corner::LowerRight,
+        guides: if spec.raw.theorem.is_lower_bound() {
+            Vec::new()
+        } else {
+            slope_guides(s, cells)
+        },
         title: s.title.clone(),
         x_label: "phi = sqrt(nu d log(1/delta)) / (n eps)".into(),
         y_label: format!("OR = {}", s.risk),

@@ -5,10 +5,16 @@
 use std::path::Path;
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{DrawResult, Palette, Render, Series, YScale, draw_legend, draw_series, write_png_svg};
+use super::draw::{YScale, draw_series, entries, obstacles};
+use super::layout::{Obstacle, text_width};
+use super::{
+    DrawResult, Layout, Palette, Render, Series, draw_layout, plain, plot_rect, scratch_layout,
+    write_png_svg,
+};
 use crate::error::Result;
 
 /// The corner of the plot the legend box sits in.
@@ -24,16 +30,7 @@ pub enum Corner {
     UpperRight,
 }
 
-impl Corner {
-    pub(super) fn position(self) -> SeriesLabelPosition {
-        match self {
-            Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
-            Corner::LowerRight => SeriesLabelPosition::LowerRight,
-            Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
-            Corner::UpperRight => SeriesLabelPosition::UpperRight,
-        }
-    }
-}
+impl Corner {}
 
 /// A figure with categorical x (e.g. a grid of clip norms) and linear y.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +52,8 @@ pub struct CategoryFigure {
     pub series: Vec<Series>,
     /// The colors of the series' indices.
     pub palette: Palette,
-    /// The corner of the plot area the legend box is placed in.
+    /// The corner the legend box prefers; it moves to another corner when points or lines
+    /// sit under it, and below the plot when every corner is taken.
     pub legend: Corner,
     /// Text drawn centered at (x, middle of the y range), e.g. "n/a" under a category with
     /// no data, so an empty column is not mistaken for a missing point.
@@ -67,6 +65,8 @@ pub struct CategoryFigure {
     pub size: (u32, u32),
 }
 
+type LinChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
 impl CategoryFigure {
     /// The x range: half a category beyond the first and the last.
     pub fn x_range(&self) -> (f64, f64) {
@@ -75,7 +75,60 @@ impl CategoryFigure {
 
     /// Writes the figure to `png` and `svg`.
     pub fn save(&self, png: &Path, svg: &Path) -> Result<()> {
-        write_png_svg(self, png, svg, self.size)
+        write_png_svg(self, png, svg, self.canvas())
+    }
+
+    /// The canvas: the figure's size, plus a band below it when the legend sits there.
+    pub fn canvas(&self) -> (u32, u32) {
+        (self.size.0, self.size.1 + self.layout().band())
+    }
+
+    fn chart<'a, DB: DrawingBackend>(
+        &self,
+        area: &'a DrawingArea<DB, Shift>,
+    ) -> std::result::Result<LinChart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+        let (x0, x1) = self.x_range();
+        let (y0, y1) = self.y_range;
+        ChartBuilder::on(area)
+            .caption(&self.title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(48)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x0..x1, y0..y1)
+    }
+
+    /// Where the legend goes: a free corner, else below. Guides, their labels and the notes
+    /// count as drawn.
+    fn layout(&self) -> Layout {
+        scratch_layout(self.size, |root| {
+            let chart = self.chart(root).ok()?;
+            let (y0, y1) = self.y_range;
+            let mut obst = obstacles(&chart, &self.series, self.y_range, YScale::Linear);
+            let px = |p: (f64, f64)| chart.backend_coord(&p);
+            for (x, label) in &self.guides {
+                obst.push(Obstacle::Segment(px((*x, y0)), px((*x, y1))));
+                let (cx, top) = px((*x, y1));
+                let w = text_width(label);
+                obst.push(Obstacle::Box((cx - w / 2, top, cx + w / 2, top + 16)));
+            }
+            for (x, text) in &self.notes {
+                let (cx, cy) = px((*x, 0.5 * (y0 + y1)));
+                let w = text_width(text);
+                obst.push(Obstacle::Box((cx - w / 2, cy - 9, cx + w / 2, cy + 9)));
+            }
+            let plot = plot_rect(&chart);
+            let legend = super::layout::place_legend(
+                plot,
+                &entries(&self.series, self.palette, None),
+                self.legend,
+                &obst,
+                self.size.0,
+            );
+            Some(Layout {
+                legend,
+                guides: Vec::new(),
+            })
+        })
     }
 }
 
@@ -83,14 +136,10 @@ impl Render for CategoryFigure {
     fn render<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
         let k = self.categories.len();
-        let (x0, x1) = self.x_range();
         let (y0, y1) = self.y_range;
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, ("sans-serif", 22))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(60)
-            .build_cartesian_2d(x0..x1, y0..y1)?;
+        let lay = self.layout();
+        let (top, _) = root.split_vertically(self.size.1);
+        let mut chart = self.chart(&top)?;
         // Only integer positions carry a label.
         let xfmt = |x: &f64| {
             let i = x.round();
@@ -102,7 +151,7 @@ impl Render for CategoryFigure {
         };
         let yfmt = |y: &f64| match self.y_label_max {
             Some(m) if *y > m + 1e-9 => String::new(),
-            _ => format!("{y:.1}"),
+            _ => plain(*y),
         };
         chart
             .configure_mesh()
@@ -149,8 +198,12 @@ impl Render for CategoryFigure {
                 .pos(Pos::new(HPos::Center, VPos::Center));
             chart.draw_series(std::iter::once(Text::new(text.clone(), (*x, mid), style)))?;
         }
-        draw_legend(&mut chart, self.legend.position())?;
-        Ok(())
+        draw_layout(
+            root,
+            &entries(&self.series, self.palette, None),
+            &lay,
+            self.size.1,
+        )
     }
 }
 

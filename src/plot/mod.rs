@@ -3,8 +3,12 @@
 //! studies turn their results into figures.
 
 mod category;
+mod draw;
+mod layout;
+mod ticks;
 
 pub use category::{CategoryFigure, Corner};
+pub use ticks::{LogTicks, log_grid, plain, power};
 
 use std::path::Path;
 
@@ -13,6 +17,7 @@ use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::prelude::*;
 
 use crate::error::{Error, Result};
+use draw::YScale;
 
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +39,8 @@ pub enum Style {
     /// Open markers with thin vertical error bars, joined by a faint line (a control series
     /// beside the filled markers of the series it controls).
     Hollow,
+    /// A gray dashed line: the legend key of slope guides ([`Guide`]).
+    Guide,
 }
 
 /// One series: (x, y) points, optional error bars (lo, hi), a color index and a legend label.
@@ -67,81 +74,36 @@ pub struct Figure {
     /// An x range to shade (e.g. the smallest decade, where verdicts are read), with its
     /// legend label.
     pub shade: Option<(f64, f64, String)>,
-    /// Where the legend box goes.
+    /// The corner the legend box prefers; it moves to another corner when points or lines
+    /// sit under it, and below the plot when every corner is taken.
     pub legend: Corner,
+    /// Slope guides, placed off the data.
+    pub guides: Vec<Guide>,
 }
 
-/// A log-axis tick label: "1e-3", "2e-3", "5e-3" at mantissas 1, 2, 5; empty otherwise (so the
-/// labels never crowd).
-pub fn tick(v: f64) -> String {
-    match mantissa(v) {
-        Some((m, e)) if [1, 2, 5].contains(&m) => format!("{m}e{e}"),
-        _ => String::new(),
-    }
-}
-
-/// v = m 10^e with an integer mantissa m in 1..=9 (to 1e-3 relative), or None.
-fn mantissa(v: f64) -> Option<(u32, i32)> {
-    if !(v > 0.0 && v.is_finite()) {
-        return None;
-    }
-    let e = v.log10().floor();
-    let m = v / 10f64.powf(e);
-    let r = m.round();
-    if (m - r).abs() >= 1e-3 * r {
-        return None;
-    }
-    // m just below 10 rounds up to the next decade
-    let (r, e) = if r >= 10.0 { (1.0, e + 1.0) } else { (r, e) };
-    Some((r as u32, e as i32))
-}
-
-/// The grid of a log axis over [lo, hi]: every m 10^e (m = 1..9) inside it, ascending.
-///
-/// Plotters' own log-axis key points can leave a whole decade without a tick (a verify figure
-/// over phi in [0.002, 0.1] had no label left of 1e-2), so the axes get theirs from here.
-pub fn log_grid(lo: f64, hi: f64) -> Vec<f64> {
-    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
-        return Vec::new();
-    }
-    let (e0, e1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
-    (e0..=e1)
-        .flat_map(|e| (1..=9).map(move |m| m as f64 * 10f64.powi(e)))
-        .filter(|&v| v >= lo && v <= hi)
-        .collect()
+/// A slope guide: a gray dashed segment of log-log slope `slope`, labelled, placed in free
+/// space as near to `near` (the points it belongs to) as the drawn data allow, so that it
+/// shows a rate without passing for a bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Guide {
+    /// The slope on log-log axes.
+    pub slope: f64,
+    /// The label printed at its right end ("slope 0.50").
+    pub label: String,
+    /// The points it should sit near.
+    pub near: Vec<(f64, f64)>,
 }
 
 /// A log axis over [lo, hi] whose bold (labelled, ticked) points are the grid values that
-/// [`axis_label`] labels and whose light points are the rest of [`log_grid`]; `all` as there.
-fn log_axis(lo: f64, hi: f64, all: bool) -> WithKeyPoints<LogCoord<f64>> {
+/// `ticks` labels and whose light points are the rest of [`log_grid`].
+fn log_axis(lo: f64, hi: f64, ticks: LogTicks) -> WithKeyPoints<LogCoord<f64>> {
     let (bold, light): (Vec<f64>, Vec<f64>) = log_grid(lo, hi)
         .into_iter()
-        .partition(|&v| !axis_label(v, all).is_empty());
+        .partition(|&v| !ticks.label(v).is_empty());
     (lo..hi)
         .log_scale()
         .with_key_points(bold)
         .with_light_points(light)
-}
-
-/// Whether an axis over [lo, hi] labels every grid value: when fewer than two of its grid values
-/// have mantissa 1, 2 or 5 (an axis spanning less than a decade would otherwise show one label
-/// or none).
-pub fn label_all(lo: f64, hi: f64) -> bool {
-    log_grid(lo, hi)
-        .into_iter()
-        .filter(|&g| !tick(g).is_empty())
-        .count()
-        < 2
-}
-
-/// The label of grid value v: its value if `all` ([`label_all`]), else only at mantissas 1, 2, 5
-/// ([`tick`]).
-pub fn axis_label(v: f64, all: bool) -> String {
-    match mantissa(v) {
-        Some((m, e)) if all => format!("{m}e{e}"),
-        Some(_) => tick(v),
-        None => String::new(),
-    }
 }
 
 /// A color-blind friendly palette (Okabe-Ito).
@@ -187,7 +149,7 @@ impl Palette {
     }
 }
 
-type DrawResult<DB> =
+pub(crate) type DrawResult<DB> =
     std::result::Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
 /// A figure that can draw itself on any plotters backend.
@@ -234,133 +196,79 @@ fn present<DB: DrawingBackend>(
         .map_err(|e| Error::data(format!("{}: cannot write: {e}", path.display())))
 }
 
-/// Whether the y axis is logarithmic: there, points and bars must be positive and bars are cut
-/// to the drawn range; on a linear axis every point and bar is drawn as given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum YScale {
-    Log,
-    Linear,
+/// A log-log chart as built on an area.
+type LogChart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<WithKeyPoints<LogCoord<f64>>, WithKeyPoints<LogCoord<f64>>>>;
+
+/// Where a figure's legend and guides go (pixels of its area), worked out before drawing so
+/// that a legend below the plot can widen the canvas.
+#[derive(Debug, Clone, PartialEq)]
+struct Layout {
+    legend: layout::Place,
+    guides: Vec<layout::PlacedGuide>,
 }
 
-/// Draws `series` in order, with their legend entries, on a chart whose drawn y range is
-/// `(y0, y1)`.
-fn draw_series<'a, DB, X, Y>(
-    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
-    series: &[Series],
-    palette: Palette,
-    (y0, y1): (f64, f64),
-    scale: YScale,
-) -> DrawResult<DB>
-where
-    DB: DrawingBackend + 'a,
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    let shown = |p: &(f64, f64)| match scale {
-        YScale::Log => p.0 > 0.0 && p.1 > 0.0 && p.1 >= y0 && p.1 <= y1,
-        YScale::Linear => true,
-    };
-    for s in series {
-        let c = palette.color(s.color);
-        let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(shown).collect();
-        // Vertical error bars of stroke `width` and head `head`, cut to the drawn range; bars
-        // whose lower end is not positive cannot be drawn on a log axis and are left out.
-        let log_bars = |width: u32, head: u32| {
-            s.points
-                .iter()
-                .zip(&s.errors)
-                .filter(|(_, e)| e.0 > 0.0)
-                .map(move |(&(x, y), &(lo, hi))| {
-                    ErrorBar::new_vertical(
-                        x,
-                        lo.max(y0),
-                        y,
-                        hi.min(y1),
-                        c.stroke_width(width),
-                        head,
-                    )
-                })
-        };
-        let anno = match s.style {
-            Style::Points => {
-                chart.draw_series(log_bars(2, 8))?;
-                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?
-            }
-            Style::JoinedPoints => {
-                let bars = s.points.iter().zip(&s.errors).map(|(&(x, y), &(lo, hi))| {
-                    let (lo, hi) = match scale {
-                        YScale::Log => (lo.max(y0), hi.min(y1)),
-                        YScale::Linear => (lo, hi),
-                    };
-                    ErrorBar::new_vertical(x, lo, y, hi, c.filled().stroke_width(2), 8)
-                });
-                chart.draw_series(bars)?;
-                chart.draw_series(LineSeries::new(pts.iter().copied(), c.mix(0.5)))?;
-                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?
-            }
-            Style::Hollow => {
-                chart.draw_series(log_bars(1, 6))?;
-                chart.draw_series(LineSeries::new(pts.iter().copied(), c.mix(0.4)))?;
-                chart.draw_series(
-                    pts.iter()
-                        .map(|&p| Circle::new(p, 5, WHITE.filled()).into_dyn()),
-                )?;
-                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.stroke_width(2))))?
-            }
-            Style::Line => chart.draw_series(LineSeries::new(pts, c.stroke_width(2)))?,
-            Style::Dashed => {
-                chart.draw_series(DashedLineSeries::new(pts, 8, 6, c.stroke_width(2)))?
-            }
-            Style::Dotted => {
-                chart.draw_series(DashedLineSeries::new(pts, 2, 5, c.stroke_width(2)))?
-            }
-            Style::Reference => {
-                chart.draw_series(DashedLineSeries::new(pts, 8, 5, BLACK.stroke_width(2)))?
-            }
-        };
-        if let Some(l) = &s.label {
-            let style = s.style;
-            anno.label(l.clone()).legend(move |(x, y)| {
-                let seg = |a: i32, b: i32| {
-                    PathElement::new(vec![(x + a, y), (x + b, y)], c.stroke_width(2))
-                };
-                match style {
-                    Style::Points | Style::JoinedPoints => {
-                        Circle::new((x + 10, y), 5, c.filled()).into_dyn()
-                    }
-                    Style::Hollow => Circle::new((x + 10, y), 5, c.stroke_width(2)).into_dyn(),
-                    Style::Line => seg(0, 20).into_dyn(),
-                    // The label names the dash pattern; the key is a short stroke.
-                    Style::Dashed => seg(4, 14).into_dyn(),
-                    Style::Dotted => seg(8, 11).into_dyn(),
-                    Style::Reference => {
-                        PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2))
-                            .into_dyn()
-                    }
-                }
-            });
+impl Layout {
+    /// Pixels added below the plot for the legend.
+    fn band(&self) -> u32 {
+        match self.legend {
+            layout::Place::Below { height, .. } => height,
+            _ => 0,
         }
     }
-    Ok(())
 }
 
-/// The legend box of every figure, in corner `pos`.
-fn draw_legend<'a, DB, X, Y>(
-    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
-    pos: SeriesLabelPosition,
-) -> DrawResult<DB>
-where
-    DB: DrawingBackend + 'a,
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    chart
-        .configure_series_labels()
-        .position(pos)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()
+/// Lays out a figure on a scratch SVG of `size` pixels: `arrange` gets the scratch area.
+fn scratch_layout(
+    size: (u32, u32),
+    arrange: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Option<Layout>,
+) -> Layout {
+    let mut buf = String::new();
+    let root = SVGBackend::with_string(&mut buf, size).into_drawing_area();
+    arrange(&root).unwrap_or(Layout {
+        legend: layout::Place::None,
+        guides: Vec::new(),
+    })
+}
+
+/// Draws a laid-out legend and guides on `area` (the figure's whole area, band included).
+fn draw_layout<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[layout::Entry],
+    lay: &Layout,
+    plot_height: u32,
+) -> DrawResult<DB> {
+    for g in &lay.guides {
+        g.draw(area)?;
+    }
+    match lay.legend {
+        layout::Place::None => Ok(()),
+        layout::Place::Inside(r) => layout::draw_legend(area, entries, (r.0, r.1), 1, true),
+        layout::Place::Below { cols, .. } => {
+            layout::draw_legend(area, entries, (4, plot_height as i32), cols, false)
+        }
+    }
+}
+
+/// The plot rectangle of a chart, in its backend's pixels.
+fn plot_rect<DB: DrawingBackend, CT: CoordTranslate>(
+    chart: &ChartContext<'_, DB, CT>,
+) -> layout::Rect {
+    let (xs, ys) = chart.plotting_area().get_pixel_range();
+    (xs.start, ys.start, xs.end, ys.end)
+}
+
+/// Extends `(lo, hi)` on a log axis by `share` of its span in decades (at least `min_factor`
+/// each side), and to half a decade in all where it is narrower (so that the axis shows at
+/// least two labelled grid values).
+fn log_margin((lo, hi): (f64, f64), share: f64, min_factor: f64) -> (f64, f64) {
+    if !(lo > 0.0 && hi >= lo && hi.is_finite()) {
+        return (1e-3, 1.0);
+    }
+    let f = (hi / lo).powf(share).max(min_factor);
+    let (lo, hi) = (lo / f, hi * f);
+    let widen = (10f64.sqrt() / (hi / lo)).max(1.0).sqrt();
+    (lo / widen, hi * widen)
 }
 
 impl Figure {
@@ -368,9 +276,16 @@ impl Figure {
     pub fn save(&self, stem: &Path) -> Result<()> {
         let png = stem.with_extension("png");
         let svg = stem.with_extension("svg");
-        write_png_svg(self, &png, &svg, self.size)
+        write_png_svg(self, &png, &svg, self.canvas())
     }
 
+    /// The canvas: the figure's size, plus a band below it when the legend sits there.
+    pub fn canvas(&self) -> (u32, u32) {
+        (self.size.0, self.size.1 + self.layout(self.size).band())
+    }
+
+    /// The drawn ranges: every point, error bar and line, with a margin of 4% of each span
+    /// (at least 10% in y and 6% in x, so markers stay inside the frame).
     fn range(&self) -> ((f64, f64), (f64, f64)) {
         let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, 0.0f64, f64::INFINITY, 0.0f64);
         for s in &self.series {
@@ -381,36 +296,149 @@ impl Figure {
                 x0 = x0.min(x);
                 x1 = x1.max(x);
                 let (lo, hi) = s.errors.get(i).copied().unwrap_or((y, y));
-                if matches!(s.style, Style::Points | Style::Hollow) {
-                    y0 = y0.min(if lo > 0.0 { lo } else { y });
-                    y1 = y1.max(hi.max(y));
-                } else {
-                    y0 = y0.min(y);
-                    y1 = y1.max(y);
-                }
+                y0 = y0.min(if lo > 0.0 { lo } else { y });
+                y1 = y1.max(hi.max(y));
             }
         }
-        if x0.partial_cmp(&x1) != Some(std::cmp::Ordering::Less) {
-            (x0, x1) = (1e-3, 1.0);
-        }
-        if y0.partial_cmp(&y1) != Some(std::cmp::Ordering::Less) {
-            (y0, y1) = (1e-3, 1.0);
-        }
-        ((x0 / 1.25, x1 * 1.25), (y0 / 2.0, y1 * 2.0))
+        (
+            log_margin((x0, x1), 0.04, 1.06),
+            log_margin((y0, y1), 0.04, 1.1),
+        )
     }
-}
 
-impl Render for Figure {
-    fn render<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        root.fill(&WHITE)?;
+    /// The legend rows: the shaded band first, then every labelled series.
+    fn entries(&self) -> Vec<layout::Entry> {
+        let shade = self.shade.as_ref().map(|(_, _, l)| layout::Entry {
+            label: l.clone(),
+            key: None,
+            color: BLACK,
+        });
+        draw::entries(&self.series, Palette::OkabeIto, shade)
+    }
+
+    /// The chart on `area`, with its axes, before any series is drawn.
+    fn chart<'a, DB: DrawingBackend>(
+        &self,
+        area: &'a DrawingArea<DB, Shift>,
+    ) -> std::result::Result<LogChart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
         let ((x0, x1), (y0, y1)) = self.range();
-        let (x_all, y_all) = (label_all(x0, x1), label_all(y0, y1));
-        let mut chart = ChartBuilder::on(root)
+        let (xt, yt) = (LogTicks::new(x0, x1), LogTicks::new(y0, y1));
+        ChartBuilder::on(area)
             .caption(&self.title, ("sans-serif", 22))
             .margin(12)
             .x_label_area_size(48)
             .y_label_area_size(78)
-            .build_cartesian_2d(log_axis(x0, x1, x_all), log_axis(y0, y1, y_all))?;
+            .build_cartesian_2d(log_axis(x0, x1, xt), log_axis(y0, y1, yt))
+    }
+
+    /// The legend's place and the guides' positions on an area of `size` pixels.
+    fn layout(&self, size: (u32, u32)) -> Layout {
+        scratch_layout(size, |root| {
+            let chart = self.chart(root).ok()?;
+            Some(self.arrange(&chart, size.0))
+        })
+    }
+
+    /// The layout on a built chart: the legend in a free corner (or below), then each guide
+    /// in the free position nearest its points.
+    fn arrange<DB: DrawingBackend>(&self, chart: &LogChart<'_, DB>, width: u32) -> Layout {
+        let (_, yr) = self.range();
+        let plot = plot_rect(chart);
+        let mut obst = draw::obstacles(chart, &self.series, yr, YScale::Log);
+        let legend = layout::place_legend(plot, &self.entries(), self.legend, &obst, width);
+        if let layout::Place::Inside(r) = legend {
+            obst.push(layout::Obstacle::Box(r));
+        }
+        let mut guides = Vec::new();
+        for g in &self.guides {
+            if let Some(p) = self.place_guide(chart, plot, g, &obst) {
+                obst.extend(p.obstacles());
+                guides.push(p);
+            }
+        }
+        Layout { legend, guides }
+    }
+
+    /// Candidate positions of guide `g` (parallel shifts of the line of slope `g.slope`
+    /// through the centre of its points, nearest first, below before above, at five
+    /// positions along x), the first free one chosen.
+    fn place_guide<DB: DrawingBackend>(
+        &self,
+        chart: &LogChart<'_, DB>,
+        plot: layout::Rect,
+        g: &Guide,
+        obst: &[layout::Obstacle],
+    ) -> Option<layout::PlacedGuide> {
+        let ((x0, x1), (y0, y1)) = self.range();
+        let logs: Vec<(f64, f64)> = g
+            .near
+            .iter()
+            .filter(|p| p.0 > 0.0 && p.1 > 0.0)
+            .map(|p| (p.0.log10(), p.1.log10()))
+            .collect();
+        if logs.is_empty() || !g.slope.is_finite() {
+            return None;
+        }
+        let n = logs.len() as f64;
+        let (cx, cy) = (
+            logs.iter().map(|p| p.0).sum::<f64>() / n,
+            logs.iter().map(|p| p.1).sum::<f64>() / n,
+        );
+        let (lx0, lx1, ly0, ly1) = (x0.log10(), x1.log10(), y0.log10(), y1.log10());
+        let xa = logs.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        let xb = logs.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+        let len = (0.6 * (xb - xa)).clamp(0.25 * (lx1 - lx0), 0.45 * (lx1 - lx0));
+        let inner = (
+            plot.0 + layout::CLEARANCE,
+            plot.1 + layout::CLEARANCE,
+            plot.2 - layout::CLEARANCE,
+            plot.3 - layout::CLEARANCE,
+        );
+        let steps: u32 = 90;
+        let dy = (ly1 - ly0) / steps as f64;
+        let mut cands = Vec::new();
+        for j in 1..=2 * steps {
+            let shift = dy * (j.div_ceil(2) as f64) * if j % 2 == 1 { -1.0 } else { 1.0 };
+            for t in [0.5, 0.25, 0.75, 0.0, 1.0] {
+                let a = lx0 + t * (lx1 - lx0 - len);
+                let at = |x: f64| {
+                    let y = cy + g.slope * (x - cx) + shift;
+                    chart.backend_coord(&(10f64.powf(x), 10f64.powf(y)))
+                };
+                let (from, to) = (at(a), at(a + len));
+                let label_box = layout::label_box(&g.label, to);
+                let seg = (
+                    from.0.min(to.0),
+                    from.1.min(to.1),
+                    from.0.max(to.0),
+                    from.1.max(to.1),
+                );
+                if layout::inside(seg, inner) && layout::inside(label_box, inner) {
+                    cands.push(layout::PlacedGuide {
+                        from,
+                        to,
+                        label: g.label.clone(),
+                        label_box,
+                    });
+                }
+            }
+        }
+        layout::best_guide(cands, obst)
+    }
+
+    /// Draws the figure on `area`: the chart in its top `self.size.1` pixels (or all of
+    /// `plot_height`), the legend in the layout's place.
+    fn draw_on<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        plot_height: u32,
+    ) -> DrawResult<DB> {
+        let width = area.dim_in_pixel().0;
+        let lay = self.layout((width, plot_height));
+        let (top, _) = area.split_vertically(plot_height);
+        let ((x0, x1), (y0, y1)) = self.range();
+        let (xt, yt) = (LogTicks::new(x0, x1), LogTicks::new(y0, y1));
+        let mut chart = self.chart(&top)?;
         chart
             .configure_mesh()
             .x_desc(&self.x_label)
@@ -419,30 +447,32 @@ impl Render for Figure {
             .axis_desc_style(("sans-serif", 18))
             .x_labels(30)
             .y_labels(30)
-            .x_label_formatter(&|v| axis_label(*v, x_all))
-            .y_label_formatter(&|v| axis_label(*v, y_all))
+            .x_label_formatter(&|v| xt.label(*v))
+            .y_label_formatter(&|v| yt.label(*v))
             .bold_line_style(BLACK.mix(0.25))
             .light_line_style(BLACK.mix(0.05))
             .draw()?;
-        if let Some((a, b, label)) = &self.shade {
-            let shade = BLACK.mix(0.07).filled();
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(a.max(x0), y0), (b.min(x1), y1)],
-                    shade,
-                )))?
-                .label(label.clone())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], shade));
+        if let Some((a, b, _)) = &self.shade {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(a.max(x0), y0), (b.min(x1), y1)],
+                BLACK.mix(0.07).filled(),
+            )))?;
         }
-        draw_series(
+        draw::draw_series(
             &mut chart,
             &self.series,
             Palette::OkabeIto,
             (y0, y1),
             YScale::Log,
         )?;
-        draw_legend(&mut chart, self.legend.position())?;
-        Ok(())
+        draw_layout(area, &self.entries(), &lay, plot_height)
+    }
+}
+
+impl Render for Figure {
+    fn render<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        self.draw_on(root, self.size.1)
     }
 }
 
@@ -461,12 +491,32 @@ pub struct Panels {
 }
 
 impl Panels {
+    fn cols(&self) -> usize {
+        self.cols.clamp(1, self.figures.len().max(1))
+    }
+
+    /// The height of each row: the panel's, plus the tallest legend band below a panel of it.
+    fn row_heights(&self) -> Vec<u32> {
+        let rows = self.figures.len().div_ceil(self.cols()).max(1);
+        (0..rows)
+            .map(|r| {
+                let band = self
+                    .figures
+                    .iter()
+                    .skip(r * self.cols())
+                    .take(self.cols())
+                    .map(|f| f.layout(self.panel).band())
+                    .max()
+                    .unwrap_or(0);
+                self.panel.1 + band
+            })
+            .collect()
+    }
+
     fn size(&self) -> (u32, u32) {
-        let cols = self.cols.clamp(1, self.figures.len().max(1));
-        let rows = self.figures.len().div_ceil(cols).max(1);
         (
-            self.panel.0 * cols as u32,
-            self.panel.1 * rows as u32 + PANELS_CAPTION,
+            self.panel.0 * self.cols() as u32,
+            self.row_heights().iter().sum::<u32>() + PANELS_CAPTION,
         )
     }
 
@@ -484,55 +534,20 @@ const PANELS_CAPTION: u32 = 40;
 impl Render for Panels {
     fn render<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let (top, body) = root.split_vertically(PANELS_CAPTION);
+        let (top, mut body) = root.split_vertically(PANELS_CAPTION);
         top.titled(&self.title, ("sans-serif", 24))?;
-        let cols = self.cols.clamp(1, self.figures.len().max(1));
-        let rows = self.figures.len().div_ceil(cols).max(1);
-        for (f, area) in self
-            .figures
-            .iter()
-            .zip(body.split_evenly((rows, cols)).iter())
-        {
-            f.render(area)?;
+        let cols = self.cols();
+        for (r, h) in self.row_heights().into_iter().enumerate() {
+            let (row, rest) = body.split_vertically(h);
+            body = rest;
+            let cells = row.split_evenly((1, cols));
+            for (f, area) in self.figures.iter().skip(r * cols).take(cols).zip(&cells) {
+                f.draw_on(area, self.panel.1)?;
+            }
         }
         Ok(())
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The x axis of a verify figure over phi in [0.002, 0.1] (range padded by 1.25 each side):
-    /// every decade it crosses has grid lines, and 2e-3 and 5e-3 are labelled.
-    #[test]
-    fn log_axis_labels_every_decade() {
-        let (lo, hi) = (0.002 / 1.25, 0.1 * 1.25);
-        let grid = log_grid(lo, hi);
-        assert_eq!(grid.first().map(|v| mantissa(*v)), Some(Some((2, -3))));
-        assert_eq!(grid.last().map(|v| mantissa(*v)), Some(Some((1, -1))));
-        assert_eq!(grid.len(), 8 + 9 + 1);
-        let labels: Vec<String> = grid
-            .iter()
-            .map(|&v| axis_label(v, label_all(lo, hi)))
-            .filter(|l| !l.is_empty())
-            .collect();
-        assert_eq!(
-            labels,
-            ["2e-3", "5e-3", "1e-2", "2e-2", "5e-2", "1e-1"].map(String::from)
-        );
-    }
-
-    /// An axis inside one decade with at most one of 1, 2, 5 labels every grid value.
-    #[test]
-    fn narrow_log_axis_labels_every_grid_value() {
-        let labels: Vec<String> = log_grid(0.25, 0.45)
-            .iter()
-            .map(|&v| axis_label(v, label_all(0.25, 0.45)))
-            .collect();
-        assert_eq!(labels, ["3e-1", "4e-1"].map(String::from));
-        assert_eq!(tick(3e-4), "");
-        assert_eq!(tick(0.00999999999), "1e-2");
-        assert_eq!(tick(2e5), "2e5");
-    }
-}
+mod tests;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::analysis::{CliplawSummary, GroupSummary, Minimum};
 use crate::error::Result;
 use crate::format::fixed;
-use crate::plot::{Corner, Figure, Panels, Series, Style};
+use crate::plot::{Corner, Figure, Guide, Panels, Series, Style};
 
 const PANEL: (u32, u32) = (760, 560);
 
@@ -20,6 +20,7 @@ fn panel(title: String, x: &str, y: &str, series: Vec<Series>, legend: Corner) -
         series,
         size: PANEL,
         shade: None,
+        guides: Vec::new(),
     }
 }
 
@@ -80,25 +81,6 @@ fn curves(s: &CliplawSummary, g: &GroupSummary) -> Figure {
             i,
         ));
     }
-    // Headroom above the curves for the legend (upper left): a one-point line draws nothing
-    // but widens the y range.
-    let top = g
-        .curves
-        .iter()
-        .flat_map(|c| c.risk.iter().copied())
-        .fold(0.0f64, f64::max);
-    let bottom = g
-        .curves
-        .iter()
-        .flat_map(|c| c.risk.iter().copied())
-        .fold(f64::INFINITY, f64::min);
-    series.push(Series {
-        label: None,
-        points: vec![(s.taus[0], top * (top / bottom).powf(0.8).max(3.0))],
-        errors: Vec::new(),
-        style: Style::Line,
-        color: 0,
-    });
     let y = if s.theorem.contains('N') || s.theorem == "6.8" {
         "E||grad f||^2"
     } else {
@@ -188,24 +170,6 @@ fn tau_figure(s: &CliplawSummary) -> Figure {
             color: gi,
         });
     }
-    // Headroom above the lines for the legend (upper right): a one-point line draws nothing
-    // but widens the y range by the legend's share of the height.
-    let ys = || series.iter().flat_map(|x| x.points.iter().map(|p| p.1));
-    let top = ys().fold(0.0f64, f64::max);
-    let bottom = ys().filter(|y| *y > 0.0).fold(f64::INFINITY, f64::min);
-    let rows = series.len() as f64;
-    if top > 0.0 && bottom.is_finite() {
-        series.push(Series {
-            label: None,
-            points: vec![(
-                s.groups[0].curves[0].phi,
-                top * (top / bottom).powf(0.035 * rows).max(2.0),
-            )],
-            errors: Vec::new(),
-            style: Style::Line,
-            color: 0,
-        });
-    }
     let mut f = panel(
         format!("{}: best clip norm", s.title),
         "phi",
@@ -218,7 +182,7 @@ fn tau_figure(s: &CliplawSummary) -> Figure {
 }
 
 /// Min over tau (filled), tau = max G_i (open) and the theorem's schedule (line) against phi,
-/// with a dotted reference of the predicted exponent through the first min-risk point.
+/// with gray guides of the bounds' exponents beside the data (slopes only, not bounds).
 fn risk_panel(g: &GroupSummary) -> Figure {
     let best: Vec<(f64, f64)> = g.curves.iter().map(|c| (c.phi, c.best.value)).collect();
     let mut series = vec![
@@ -275,40 +239,40 @@ fn risk_panel(g: &GroupSummary) -> Figure {
             color: 5,
         },
     ];
-    if let Some(&(p0, r0)) = best.first() {
-        let line = |e: f64| -> Vec<(f64, f64)> {
-            g.curves
-                .iter()
-                .map(|c| (c.phi, r0 * (c.phi / p0).powf(e)))
-                .collect()
-        };
-        let label = match g.lower_exponent {
-            Some(e) if (e - g.risk_exponent).abs() < 1e-12 => {
-                format!("upper = lower bound slope 1 - 1/k = {e:.2}")
-            }
-            _ => format!("upper bound slope {:.2}", g.risk_exponent),
+    let mut guides = Vec::new();
+    if !best.is_empty() {
+        let same = g
+            .lower_exponent
+            .is_some_and(|e| (e - g.risk_exponent).abs() < 1e-12);
+        let key = if same {
+            "bounds' slope, upper = lower 1 - 1/k (gray dashed; not a bound)".to_string()
+        } else if g.lower_exponent.is_some() {
+            "slopes of the upper and the lower bound (gray dashed; not bounds)".to_string()
+        } else {
+            "upper bound's slope (gray dashed; not a bound)".to_string()
         };
         series.push(Series {
-            label: Some(label),
-            points: line(g.risk_exponent),
+            label: Some(key),
+            points: Vec::new(),
             errors: Vec::new(),
-            style: Style::Dotted,
-            color: 3,
+            style: Style::Guide,
+            color: 0,
         });
-        if let Some(e) = g
-            .lower_exponent
-            .filter(|e| (e - g.risk_exponent).abs() >= 1e-12)
-        {
-            series.push(Series {
-                label: Some(format!("lower bound slope {e:.2}")),
-                points: line(e),
-                errors: Vec::new(),
-                style: Style::Dotted,
-                color: 4,
-            });
+        let guide = |e: f64, what: &str| Guide {
+            slope: e,
+            label: format!("slope {e:.2}{what}"),
+            near: best.clone(),
+        };
+        if let Some(e) = g.lower_exponent.filter(|_| !same) {
+            guides.push(guide(g.risk_exponent, " (upper)"));
+            guides.push(guide(e, " (lower)"));
+        } else {
+            guides.push(guide(g.risk_exponent, ""));
         }
     }
-    panel(g.label.clone(), "phi", "risk", series, Corner::LowerRight)
+    let mut f = panel(g.label.clone(), "phi", "risk", series, Corner::LowerRight);
+    f.guides = guides;
+    f
 }
 
 /// Writes the three figures into `dir`; returns their stems.

@@ -60,6 +60,7 @@ fn figure(title: String, x: &str, y: &str, series: Vec<Series>, legend: Corner) 
         size: PANEL,
         shade: None,
         legend,
+        guides: Vec::new(),
     }
 }
 
