@@ -35,3 +35,4 @@ mod step_clip;
 mod theory;
 mod usage;
 mod worstcase;
+mod worstcase_qv;

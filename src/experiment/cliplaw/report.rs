@@ -1,7 +1,7 @@
 //! report.md of a clip-norm sweep: the laws table (one row per declared series) and, per
 //! series, the per-phi table.
 
-use super::analysis::{CliplawSummary, GroupSummary, Law, LawVerdict, Tail};
+use super::analysis::{CliplawSummary, GroupSummary, KSpan, Law, LawVerdict, Tail};
 use crate::format::{fixed, num};
 
 /// How to read the tables (also in the README's glossary and paper_refs/cliplaw.md).
@@ -27,11 +27,16 @@ pub fn legend() -> String {
 - **schedule**: the theorem's own tau(phi).
 - **do-nothing slope**: the slope of f(w0) - f* itself (no step taken): a min-risk slope equal
   to it says nothing about the algorithm (on Q_v, f* moves with phi).
+- **at k = ...**: on a real data set every moment is finite, so its k is a modelling choice (a
+  Hill estimate, which moves with the number of order statistics it uses): each verdict names
+  that k and the range of k over which it would hold, beside the Hill estimates.
 "
     .to_string()
 }
 
-fn law(l: &Option<Law>) -> String {
+/// A law's cell; on a real data set (`k` given: a modelling choice) the verdict names that k and
+/// the k span over which it holds, then `extra` (the Hill estimates, on the tau laws).
+fn law_at(l: &Option<Law>, k: Option<f64>, extra: &str) -> String {
     match l {
         None => "-".into(),
         Some(l) => format!(
@@ -41,13 +46,59 @@ fn law(l: &Option<Law>) -> String {
             fixed(l.hi, 3),
             l.points,
             match (l.verdict, l.predicted) {
-                (LawVerdict::Agrees, Some(p)) => format!(": agrees with {p:.3}"),
-                (LawVerdict::Differs, Some(p)) => format!(": DIFFERS from {p:.3}"),
+                (LawVerdict::Agrees, Some(p)) =>
+                    format!(": agrees with {p:.3}{}", at_k(l, k, extra)),
+                (LawVerdict::Differs, Some(p)) => {
+                    format!(": DIFFERS from {p:.3}{}", at_k(l, k, extra))
+                }
                 (LawVerdict::TooWide, _) => ": too wide for a verdict".into(),
                 _ => String::new(),
             }
         ),
     }
+}
+
+/// " at k = 4 (holds for k in [3.76, 4.32] only; ...)" for a law with a k span, else "".
+fn at_k(l: &Law, k: Option<f64>, extra: &str) -> String {
+    let (Some(k), Some(span)) = (k, l.k_span) else {
+        return String::new();
+    };
+    let agrees = l.verdict == LawVerdict::Agrees;
+    let range = match span {
+        KSpan::Nowhere => "at no k > 1".to_string(),
+        KSpan::Between { lo, hi } if hi.is_infinite() => format!("for k >= {}", fixed(lo, 2)),
+        KSpan::Between { lo, hi } => format!("for k in [{}, {}]", fixed(lo, 2), fixed(hi, 2)),
+    };
+    let words = match (agrees, span) {
+        (true, _) => format!("holds {range} only"),
+        (false, KSpan::Nowhere) => "agrees at no k > 1".into(),
+        (false, _) => format!("agrees {range}"),
+    };
+    format!(
+        " at k = {} ({words}{})",
+        crate::experiment::spec::fmt_k(k),
+        if extra.is_empty() {
+            String::new()
+        } else {
+            format!("; {extra}")
+        }
+    )
+}
+
+/// "Hill 3.12-4.24 (10-200 order statistics)" from a real data set's estimates, else "".
+fn hill_range(g: &GroupSummary) -> String {
+    let (Some(first), Some(last)) = (g.hill.first(), g.hill.last()) else {
+        return String::new();
+    };
+    let lo = g.hill.iter().map(|h| h.1).fold(f64::INFINITY, f64::min);
+    let hi = g.hill.iter().map(|h| h.1).fold(f64::NEG_INFINITY, f64::max);
+    format!(
+        "Hill {}-{} at {}-{} order statistics",
+        fixed(lo, 2),
+        fixed(hi, 2),
+        first.0,
+        last.0
+    )
 }
 
 fn tail(t: Tail) -> &'static str {
@@ -80,20 +131,23 @@ pub fn law_rows(s: &CliplawSummary) -> Vec<String> {
                 Some(e) => format!("{e:.3}: not beaten"),
                 None => "-".into(),
             };
+            // On a real data set k is a modelling choice: each verdict names it and its k span.
+            let k = (!g.hill.is_empty()).then_some(g.k);
+            let hill = hill_range(g);
             format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} | {} |",
                 s.spec,
                 g.label,
                 tail(g.tail),
                 minima,
-                law(&g.tau_law),
-                law(&g.edge_law),
+                law_at(&g.tau_law, k, &hill),
+                law_at(&g.edge_law, k, &hill),
                 g.tau_exponent.map_or("-".into(), |e| format!("{e:.3}")),
                 g.risk_exponent,
-                law(&g.risk_law),
+                law_at(&g.risk_law, k, ""),
                 lower,
-                law(&g.uniform_law),
-                law(&g.do_nothing_law),
+                law_at(&g.uniform_law, k, ""),
+                law_at(&g.do_nothing_law, k, ""),
                 ratio,
                 clipped,
             )
@@ -146,6 +200,18 @@ fn group_table(g: &GroupSummary) -> String {
             est(&c.uniform),
             est(&c.ratio),
             num(c.risk0),
+        ));
+    }
+    if !g.hill.is_empty() {
+        let each: Vec<String> = g
+            .hill
+            .iter()
+            .map(|(top, a)| format!("{} ({top})", fixed(*a, 2)))
+            .collect();
+        md.push_str(&format!(
+            "\nA real data set has every moment finite, so k = {} is a modelling choice. Hill's tail-index estimate of its G_i at (m) upper order statistics: {}.\n",
+            crate::experiment::spec::fmt_k(g.k),
+            each.join(", ")
         ));
     }
     if let Some(e) = g.uniform_tau_on_n {

@@ -93,7 +93,7 @@ fn worst(s: &WorstSummary) -> Figure {
         lo = pts.iter().map(|p| p.0).fold(lo, f64::min);
         hi = pts.iter().map(|p| p.0).fold(hi, f64::max);
         series.push(Series {
-            label: Some(format!("k = {}", fmt_k(g.k))),
+            label: Some(g.label.clone()),
             points: pts.iter().map(|p| (p.0, p.1)).collect(),
             errors: pts.iter().map(|p| (p.2, p.3)).collect(),
             style: Style::JoinedPoints,
@@ -122,9 +122,11 @@ fn worst(s: &WorstSummary) -> Figure {
     )
 }
 
-/// Each component (with rows) of the worst instances at `phi_index`: (share, G_j / G) and
+/// Each component (with rows) of the worst instances at one phi: (share, G_j / G) and
 /// (share, distance of its centre from the row-weighted mean centre / D0, floored at 1e-3).
-fn instances(cells: &[&WorstCell], d0: f64, title: String) -> [Figure; 2] {
+/// Each series is named by `labels[series]` (the spec's series label: "k = 2", or for H.1's two
+/// k = inf series their clip quantile).
+fn instances(cells: &[&WorstCell], labels: &[String], d0: f64, title: String) -> [Figure; 2] {
     let mut weights = Vec::new();
     let mut centres = Vec::new();
     for (i, w) in cells.iter().enumerate() {
@@ -138,7 +140,12 @@ fn instances(cells: &[&WorstCell], d0: f64, title: String) -> [Figure; 2] {
         }
         let live: Vec<usize> = (0..inst.rows.len()).filter(|&j| inst.rows[j] > 0).collect();
         let share = |j: usize| inst.rows[j] as f64 / w.n as f64;
-        let label = Some(format!("k = {}", fmt_k(w.k)));
+        let label = Some(
+            labels
+                .get(w.series)
+                .cloned()
+                .unwrap_or_else(|| format!("k = {}", fmt_k(w.k))),
+        );
         weights.push(Series {
             label: label.clone(),
             points: live
@@ -198,10 +205,11 @@ pub fn save_all(
         v.dedup();
         v
     };
+    let labels: Vec<String> = s.groups.iter().map(|g| g.label.clone()).collect();
     let mut figures = Vec::new();
     for phi in [phis.last(), phis.first()].into_iter().flatten() {
         let at: Vec<&WorstCell> = cells.values().filter(|w| w.phi == *phi).collect();
-        figures.extend(instances(&at, d0, format!("phi = {}", num(*phi))));
+        figures.extend(instances(&at, &labels, d0, format!("phi = {}", num(*phi))));
     }
     let b = dir.join(format!("{}_instances", s.spec));
     Panels {

@@ -151,6 +151,20 @@ impl TheoremId {
             _ => unreachable!("full_version maps every id to an Appendix version"),
         }
     }
+
+    /// The exponent of phi in the schedule's clip norm tau(phi) at T = phi^-2 (psi = 1/T + phi^2
+    /// = 2 phi^2): -2/(k+1) for J.1 (tau ~ psi^(-1/(k+1)), choice before Eq. 69), -1/k for I.1
+    /// (psi^(-1/(2k)), before Eq. 59) and K.1 (Eq. 87), -1/(2k-1) for N.1 (psi^(-1/(2(2k-1))),
+    /// before Eq. 145). None for H.1 (its tau is read from the data) and the lower bounds (no
+    /// schedule). Every one increases with k.
+    pub fn tau_exponent(self, k: f64) -> Option<f64> {
+        match self.full_version() {
+            TheoremId::J1 => Some(-2.0 / (k + 1.0)),
+            TheoremId::I1 | TheoremId::K1 => Some(-1.0 / k),
+            TheoremId::N1 => Some(-1.0 / (2.0 * k - 1.0)),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for TheoremId {

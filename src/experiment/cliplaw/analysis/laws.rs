@@ -27,6 +27,62 @@ pub struct Law {
     pub predicted: Option<f64>,
     /// agrees / differs / too wide.
     pub verdict: LawVerdict,
+    /// Where k is a modelling choice (a fixed real data set: every moment is finite): the k over
+    /// which the interval contains the predicted exponent (None: k is the law's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k_span: Option<KSpan>,
+}
+
+/// The k > 1 at which a predicted exponent e(k), increasing in k, lies in a law's interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KSpan {
+    /// No k > 1.
+    Nowhere,
+    /// Every k in [lo, hi] (hi may be inf).
+    Between {
+        /// Smallest k (1 when e(1) is already in the interval).
+        lo: f64,
+        /// Largest k.
+        #[serde(with = "crate::k_serde")]
+        hi: f64,
+    },
+}
+
+/// Largest k searched for a [`KSpan`] end (beyond it the span is open: hi = inf).
+const K_MAX: f64 = 1e9;
+
+/// The k in (1, inf) at which `e(k)` lies in [lo, hi], for `e` increasing in k (every theorem's
+/// tau and risk exponent is): each end by bisection on log k (100 halvings of [1, K_MAX]).
+pub fn k_span(lo: f64, hi: f64, e: &dyn Fn(f64) -> f64) -> KSpan {
+    let k_min = 1.0 + 1e-12;
+    if e(K_MAX) < lo || e(k_min) > hi {
+        return KSpan::Nowhere;
+    }
+    // The smallest k with e(k) >= v (e increasing).
+    let first_at_least = |v: f64| {
+        let (mut a, mut b) = (k_min.ln(), K_MAX.ln());
+        for _ in 0..100 {
+            let m = 0.5 * (a + b);
+            if e(m.exp()) >= v {
+                b = m;
+            } else {
+                a = m;
+            }
+        }
+        b.exp()
+    };
+    let k_lo = if e(k_min) >= lo {
+        1.0
+    } else {
+        first_at_least(lo)
+    };
+    let k_hi = if e(K_MAX) <= hi {
+        f64::INFINITY
+    } else {
+        first_at_least(hi)
+    };
+    KSpan::Between { lo: k_lo, hi: k_hi }
 }
 
 /// A law against its predicted exponent, read from the interval.
@@ -71,7 +127,17 @@ impl Law {
             points,
             predicted,
             verdict,
+            k_span: None,
         }
+    }
+
+    /// The same law with the k span of its interval under the exponent `e(k)` (a fixed data set
+    /// whose k is a modelling choice); a law too wide for a verdict gets none.
+    pub fn with_k_span(mut self, e: &dyn Fn(f64) -> f64) -> Law {
+        if matches!(self.verdict, LawVerdict::Agrees | LawVerdict::Differs) {
+            self.k_span = Some(k_span(self.lo, self.hi, e));
+        }
+        self
     }
 }
 
@@ -176,6 +242,32 @@ pub fn tail(spec: &Spec, k: f64) -> Tail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// breast_cancer's tau* interval [-0.420, -0.376] against J.1's -2/(k+1): k in
+    /// [2/0.420 - 1, 2/0.376 - 1] = [3.762, 4.319] in closed form; an interval above every
+    /// -2/(k+1) (>= 0) holds no k; one reaching 0 is open above; one below -1 holds none.
+    #[test]
+    fn k_span_inverts_the_exponent() {
+        let e = |k: f64| -2.0 / (k + 1.0);
+        let KSpan::Between { lo, hi } = k_span(-0.420, -0.376, &e) else {
+            panic!("no span")
+        };
+        assert!((lo - (2.0 / 0.420 - 1.0)).abs() < 1e-9, "{lo}");
+        assert!((hi - (2.0 / 0.376 - 1.0)).abs() < 1e-9, "{hi}");
+        assert_eq!(k_span(0.01, 0.02, &e), KSpan::Nowhere);
+        assert_eq!(k_span(-1.5, -1.2, &e), KSpan::Nowhere);
+        let KSpan::Between { lo, hi } = k_span(-0.1, 0.05, &e) else {
+            panic!("no span")
+        };
+        assert!((lo - 19.0).abs() < 1e-9 && hi.is_infinite(), "{lo} {hi}");
+        let KSpan::Between { lo, hi } = k_span(-1.2, -0.9, &e) else {
+            panic!("no span")
+        };
+        assert!(
+            lo == 1.0 && (hi - (2.0 / 0.9 - 1.0)).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+    }
 
     /// The edge law's interval holds every slope the brackets allow: edges at exactly
     /// phi^(-1/2) bracketed by a factor-2 grid give an interval that contains -1/2, and the

@@ -23,7 +23,7 @@ use crate::experiment::theorem::schedule_theorem;
 use crate::rng::{Purpose, stream};
 use crate::theory::TheoremId;
 
-pub use laws::{Law, LawVerdict, MAX_HALF_WIDTH, Tail};
+pub use laws::{KSpan, Law, LawVerdict, MAX_HALF_WIDTH, Tail, k_span};
 pub use minimum::Minimum;
 pub use plateau::{Plateau, TIE};
 
@@ -121,7 +121,16 @@ pub struct GroupSummary {
     pub do_nothing_law: Option<Law>,
     /// log (mean max_i G_i) on log n, where the sweep varies n (max_i G_i ~ n^(1/k)).
     pub uniform_tau_on_n: Option<f64>,
+    /// On a real data set (k finite, a modelling choice): Hill's tail-index estimate of its G_i
+    /// at each number of upper order statistics in [`HILL_TOPS`] (below n), as (top, alpha).
+    /// Each law then carries the k span of its interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hill: Vec<(usize, f64)>,
 }
+
+/// The numbers of upper order statistics at which a real data set's Hill estimates are shown
+/// (the estimate moves with them: that spread is what makes k a modelling choice).
+pub const HILL_TOPS: [usize; 6] = [10, 20, 30, 50, 100, 200];
 
 /// The summary of a clip-norm sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -187,9 +196,10 @@ pub fn analyze(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> Result<Clipl
         .enumerate()
         .map(|(g, curves)| {
             let k = curves_k(spec, g);
-            group_summary(spec, g, k, sched, &taus, &curves, &resamples)
+            let sum = group_summary(spec, g, k, sched, &taus, &curves, &resamples);
+            k_as_choice(spec, g, sched, sum)
         })
-        .collect();
+        .collect::<Result<Vec<_>>>()?;
     Ok(CliplawSummary {
         spec: spec.raw.name.clone(),
         title: spec.raw.title.clone().unwrap_or(spec.raw.name.clone()),
@@ -202,6 +212,53 @@ pub fn analyze(spec: &Spec, cells: &BTreeMap<usize, CellResult>) -> Result<Clipl
         taus,
         groups: out,
     })
+}
+
+/// On a real data set (a CSV, k finite) every moment of the G_i is finite, so the series' k
+/// is a modelling choice (a Hill estimate): each law's verdict is read over k as well (the k span
+/// of its interval, under the theorem's tau exponent for the tau laws and its risk exponent for
+/// the others), beside the data's Hill estimates at [`HILL_TOPS`] order statistics.
+fn k_as_choice(
+    spec: &Spec,
+    g: usize,
+    sched: TheoremId,
+    mut sum: GroupSummary,
+) -> Result<GroupSummary> {
+    if !matches!(spec.raw.data, crate::config::DataSpec::Csv(_)) || !sum.k.is_finite() {
+        return Ok(sum);
+    }
+    let s = spec
+        .series
+        .iter()
+        .position(|x| x.sweep.is_some_and(|w| w.group == g))
+        .ok_or_else(|| Error::Config(format!("clip-norm group {g} has no series")))?;
+    let n = sum.curves.first().map_or(0, |c| c.n);
+    let data = crate::experiment::replicate::build_data(spec, s, n, 0)?;
+    let form = spec.raw.loss.lipschitz_form().ok_or_else(|| {
+        Error::Config("a real data set's k span needs a loss with a closed-form G(x, y)".into())
+    })?;
+    let gi: Vec<f64> = (0..data.n)
+        .map(|i| form.eval(data.row(i), data.y[i]))
+        .collect();
+    sum.hill = HILL_TOPS
+        .iter()
+        .filter_map(|&top| crate::data::summary::hill(&gi, top).map(|h| (top, h.alpha)))
+        .collect();
+    if sched.tau_exponent(sum.k).is_some() {
+        let tau = |k: f64| sched.tau_exponent(k).unwrap_or(f64::NAN);
+        sum.tau_law = sum.tau_law.map(|l| l.with_k_span(&tau));
+        sum.edge_law = sum.edge_law.map(|l| l.with_k_span(&tau));
+    }
+    let risk = |k: f64| sched.phi_exponent(k);
+    for l in [
+        &mut sum.risk_law,
+        &mut sum.uniform_law,
+        &mut sum.schedule_law,
+        &mut sum.do_nothing_law,
+    ] {
+        *l = l.take().map(|l| l.with_k_span(&risk));
+    }
+    Ok(sum)
 }
 
 fn curves_k(spec: &Spec, g: usize) -> f64 {
@@ -476,5 +533,6 @@ fn group_summary(
             .flatten()
             .map(|l| l.0),
         curves,
+        hill: Vec::new(),
     }
 }
