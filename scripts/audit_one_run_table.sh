@@ -4,8 +4,8 @@
 # Three train configs at epsilon 1, 2, 4, 8: the synthetic full-batch config (q = 1), the README
 # recipe's config (`clipnorm recommend --feature-ranges` on breast_cancer, the DP-SGD part of its
 # budget, audited without its ledger) and the
-# clip-norm study's digits setting; m = 100 and 1000 canaries over seeds 1-20, m = 10000 over
-# seeds 1-10 (CPU budget); the multi-run audit at the same (q, T, z) where affordable. Each
+# clip-norm study's digits setting; m = 100, 1000 and 10000 canaries over seeds 1-20; the
+# multi-run audit at the same (q, T, z) where affordable. Each
 # finished run appends one JSON line to the results file, so a rerun skips what is done.
 set -euo pipefail
 BIN=${BIN:-target/release/dpsgd-lab}
@@ -26,11 +26,12 @@ for e in 1 2 4 8; do
     # The audited copy has no [privacy] block: the table runs hundreds of audits of the same
     # config (each a DP-SGD release of the rows), which no ledger's budget holds; it measures the
     # recipe's mechanism, it releases no model.
-    sed '/^\[privacy\]/,/^$/d' "$WORK/recipe_eps$e.written.toml" > "$WORK/recipe_eps$e.toml"
+    sed -e '/^# One budget for the data/d' -e '/^\[privacy\]/,/^$/d' "$WORK/recipe_eps$e.written.toml" \
+      > "$WORK/recipe_eps$e.toml"
   fi
 done
 for m in 100 1000 10000; do
-  seeds=20; [ "$m" = 10000 ] && seeds=10
+  seeds=20
   for cfg in synthetic_q1 recipe digits; do
     for e in 1 2 4 8; do
       for s in $(seq 1 $seeds); do
