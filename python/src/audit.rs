@@ -18,7 +18,8 @@ use crate::{err, to_py};
 /// model. config is a dict with the TOML's keys or a TOML path; `seed` defaults to the config's.
 /// `force` runs even when the estimated work exceeds the limit (the CLI's `--force`). Returns the
 /// CLI's JSON object as a dict, every field of it (with subsampling the f-DP bound carries
-/// `noise_lb`, the smallest noise multiplier whose PLD curve is rejected, None when none is).
+/// `noise_lb`, the smallest noise multiplier whose PLD curve is rejected, inf when none is, where
+/// the CLI's JSON writes "inf").
 #[pyfunction]
 #[pyo3(signature = (*, config, canaries = 1000, seed = None, delta = None, confidence = 0.95, force = false))]
 pub fn audit_run<'py>(
@@ -42,5 +43,18 @@ pub fn audit_run<'py>(
         fault: Fault::None,
     };
     let report = py.detach(|| run_one_run(&cfg)).map_err(err)?;
-    to_py(py, &report)
+    let out = to_py(py, &report)?;
+    // JSON has no infinity: `to_py` reads a non-finite float back as None, where the CLI's
+    // --json writes the string "inf". The report's non-finite value, the f-DP bound's noise_lb
+    // when no PLD curve is rejected, is float('inf') here.
+    let threats = out.get_item("threats")?;
+    for (i, t) in report.threats.iter().enumerate() {
+        if let Some(z) = t.fdp.noise_lb.filter(|z| !z.is_finite()) {
+            threats
+                .get_item(i)?
+                .get_item("fdp")?
+                .set_item("noise_lb", z)?;
+        }
+    }
+    Ok(out)
 }
