@@ -191,7 +191,8 @@ def run_spec(path: str | PathLike[str], full: bool = False,
 
 
 def audit_run(*, config: Config, canaries: int = 1000, seed: int | None = None,
-              delta: float | None = None, confidence: float = 0.95) -> dict[str, Any]:
+              delta: float | None = None, confidence: float = 0.95,
+              force: bool = False) -> dict[str, Any]:
     """The one-run audit of a train config, as `dpsgd-lab audit-run --json`: m canaries added
     to the config's data, one training run, and epsilon lower bounds at 1 - beta = confidence
     by the (epsilon, delta) tail bound of Steinke et al. 2023 and the f-DP analysis of

@@ -9,16 +9,19 @@ use dpsgd::config::TrainConfig;
 use crate::config::ConfigSource;
 use crate::{err, to_py};
 
-/// audit_run(*, config, canaries=1000, seed=None, delta=None, confidence=0.95)
+/// audit_run(*, config, canaries=1000, seed=None, delta=None, confidence=0.95, force=False)
 ///
 /// The one-run audit exactly as `dpsgd-lab audit-run --config FILE --json`: m Dirac gradient
 /// canaries (and, for the logistic loss, m input-space canaries) added to the config's data,
 /// each included with probability 1/2, one training run, and the epsilon lower bounds of
 /// Steinke, Nasr and Jagielski 2023 and of Mahloujifar, Melis and Chaudhuri 2025 for each threat
 /// model. config is a dict with the TOML's keys or a TOML path; `seed` defaults to the config's.
-/// Returns the CLI's JSON object as a dict.
+/// `force` runs even when the estimated work exceeds the limit (the CLI's `--force`). Returns the
+/// CLI's JSON object as a dict, every field of it (with subsampling the f-DP bound carries
+/// `noise_lb`, the smallest noise multiplier whose PLD curve is rejected, inf when none is, where
+/// the CLI's JSON writes "inf").
 #[pyfunction]
-#[pyo3(signature = (*, config, canaries = 1000, seed = None, delta = None, confidence = 0.95))]
+#[pyo3(signature = (*, config, canaries = 1000, seed = None, delta = None, confidence = 0.95, force = false))]
 pub fn audit_run<'py>(
     py: Python<'py>,
     config: &Bound<'py, PyAny>,
@@ -26,6 +29,7 @@ pub fn audit_run<'py>(
     seed: Option<u64>,
     delta: Option<f64>,
     confidence: f64,
+    force: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let src = ConfigSource::new(config)?;
     let train: TrainConfig = src.parse(None)?;
@@ -35,9 +39,22 @@ pub fn audit_run<'py>(
         canaries,
         delta,
         confidence,
-        force: false,
+        force,
         fault: Fault::None,
     };
     let report = py.detach(|| run_one_run(&cfg)).map_err(err)?;
-    to_py(py, &report)
+    let out = to_py(py, &report)?;
+    // JSON has no infinity: `to_py` reads a non-finite float back as None, where the CLI's
+    // --json writes the string "inf". The report's non-finite value, the f-DP bound's noise_lb
+    // when no PLD curve is rejected, is float('inf') here.
+    let threats = out.get_item("threats")?;
+    for (i, t) in report.threats.iter().enumerate() {
+        if let Some(z) = t.fdp.noise_lb.filter(|z| !z.is_finite()) {
+            threats
+                .get_item(i)?
+                .get_item("fdp")?
+                .set_item("noise_lb", z)?;
+        }
+    }
+    Ok(out)
 }

@@ -227,8 +227,9 @@ fn fdp_rejection_is_monotone_in_the_hypothesis() {
 /// seeds 1-3. Sizes (q = 1 unless stated, T = 100, claim epsilon 2 at delta 1e-5):
 /// - clipping off (the Dirac canary contributes 10 tau): m = 1000, both analyses;
 /// - noise x 0.5: the f-DP analysis at m = 1000; the (epsilon, delta) one needs m = 10^4;
-/// - sampling at 2q while accounting q (q = 0.5 claimed, run at 1): the (epsilon, delta)
-///   analysis at m = 10^4 (the f-DP one is an approximation with subsampling: not counted).
+/// - sampling at 2q while accounting q (q = 0.5 claimed, run at 1): the f-DP analysis (against
+///   the PLD accountant's curves) at m = 1000 (epsilon_lb 2.37-2.70 on these seeds), the
+///   (epsilon, delta) one at m = 10^4.
 #[test]
 fn planted_bugs_are_caught() {
     // (fault, q, m, the (epsilon, delta) analysis must catch it, the f-DP one must)
@@ -236,7 +237,8 @@ fn planted_bugs_are_caught() {
         (Fault::NoClipping, 1.0, 1000, true, true),
         (Fault::HalfNoise, 1.0, 1000, false, true),
         (Fault::HalfNoise, 1.0, 10_000, true, true),
-        (Fault::DoubleRate, 0.5, 10_000, true, false),
+        (Fault::DoubleRate, 0.5, 1000, false, true),
+        (Fault::DoubleRate, 0.5, 10_000, true, true),
     ];
     for seed in 1..=3 {
         for (fault, q, m, ed, fdp) in cases {
@@ -252,21 +254,19 @@ fn planted_bugs_are_caught() {
     }
 }
 
-/// The shipped mechanism at the planted-bug sizes is not flagged by the (epsilon, delta)
-/// analysis on the same seeds (what the fault tests catch is the fault).
+/// The shipped mechanism at the planted-bug sizes is not flagged by either analysis on the same
+/// seeds (what the fault tests catch is the fault; the f-DP analysis certifies at q < 1 too).
 #[test]
 fn the_shipped_mechanism_passes_at_the_planted_bug_sizes() {
     for seed in 1..=3 {
-        for (q, m) in [(1.0, 1000), (1.0, 10_000), (0.5, 10_000)] {
+        for (q, m) in [(1.0, 1000), (1.0, 10_000), (0.5, 1000), (0.5, 10_000)] {
             let r = one_run(train_config(100, q, 100, 2.0), m, seed, Fault::None);
             for t in &r.threats {
                 assert!(
                     t.eps_delta.epsilon_lb < r.epsilon_claimed,
                     "q {q} m {m}: {t:?}"
                 );
-                if r.fdp_exact {
-                    assert!(t.fdp.epsilon_lb < r.epsilon_claimed, "q {q} m {m}: {t:?}");
-                }
+                assert!(t.fdp.epsilon_lb < r.epsilon_claimed, "q {q} m {m}: {t:?}");
             }
         }
     }
