@@ -323,6 +323,20 @@ pub fn train(
     opts: &ReportOptions,
     start: Instant,
 ) -> Result<TrainRun> {
+    train_budgeted((seed, replicate), loss, dpsgd, data, opts, None, start)
+}
+
+/// [`train`] with a `[privacy]` budget: DP-SGD's spend is checked against the ledger before
+/// any work and recorded in it, as `train --config` does (the Python `train` on arrays).
+pub fn train_budgeted(
+    (seed, replicate): (u64, u64),
+    loss: &LossSpec,
+    dpsgd: &DpSgdConfig,
+    data: &Dataset,
+    opts: &ReportOptions,
+    budget: Option<&BudgetSpec>,
+    start: Instant,
+) -> Result<TrainRun> {
     let inputs = RunInputs {
         seed,
         replicate,
@@ -330,7 +344,7 @@ pub fn train(
         dpsgd,
         data,
     };
-    let mut run = train_inner(inputs, opts, None, false, start)?;
+    let mut run = train_inner(inputs, opts, budget, false, start)?;
     run.accuracy = classification_accuracy(loss, &run.output.w_priv, data, None)?;
     Ok(run)
 }
@@ -631,13 +645,13 @@ mod tests {
     use super::*;
 
     /// The progress bar's running epsilon ends at the epsilon the run reports, for the config's
-    /// accountant and for one named by `--accountant` (breast_cancer's recommended run: n = 455,
+    /// accountant and for one named by `--accountant` (breast_cancer's recommended run: n = 450,
     /// b = 45, T = 300, z = 4.4711; an epoch is 10 steps).
     #[test]
     fn the_running_epsilon_ends_at_the_reported_one() {
         let inputs = PrivacyInputs {
             z: 4.4711,
-            n: 455,
+            n: 450,
             batch_size: 45.0,
             steps: 300,
             params: 62,
