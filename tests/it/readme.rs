@@ -259,7 +259,7 @@ fn ellipses_match_any_text_in_their_line() {
 }
 
 /// Numbers the README prints in its prose and in comments of its code blocks, each beside the
-/// command that prints it: (the README's text, the command, the command's output), with `{0}`,
+/// command that prints it: (the README's text, the command's arguments, its output), with `{0}`,
 /// `{1}`, ... where a number stands. Each README number must be what the command prints (to
 /// the README's decimals: 17.3263 for 17.326300). `{TMP}` in a command is a fresh folder (the
 /// README's `recommend` would write its config and ledger into the repository).
@@ -268,149 +268,50 @@ fn ellipses_match_any_text_in_their_line() {
 /// worst cases (`worstcase`) and the pipeline's accuracies (`clipnorm pipeline`, 10 seeds x 3
 /// data sets); `verify --full`'s time is a measurement, held to the one constant that states
 /// it (`readme_states_the_full_verify_cost_of_the_report`).
-const PROSE_OUTPUTS: &[(&str, &[&str], &str)] = &[
+const PROSE_OUTPUTS: &[(&str, &str, &str)] = &[
     (
         "z = {0} for the command above (q = {1}, T = {2})",
-        &[
-            "privacy",
-            "calibrate",
-            "--epochs",
-            "30",
-            "--batch-size",
-            "256",
-            "--n",
-            "60000",
-            "--epsilon",
-            "2",
-        ],
+        "privacy calibrate --epochs 30 --batch-size 256 --n 60000 --epsilon 2",
         "z = {0} reaches epsilon = 2.000000 <= 2 at delta = 1.000000e-5 (rdp, q = {1}, T = {2},",
     ),
     (
         "z = {0} at q 0.01, T 1e4",
-        &[
-            "privacy",
-            "calibrate",
-            "--sample-rate",
-            "0.01",
-            "--steps",
-            "10000",
-            "--epsilon",
-            "2",
-        ],
+        "privacy calibrate --sample-rate 0.01 --steps 10000 --epsilon 2",
         "z = {0} reaches",
     ),
     (
         "q = {0}, T = {1} gives epsilon {2} (RDP)",
-        &[
-            "privacy",
-            "epsilon",
-            "--epochs",
-            "30",
-            "--batch-size",
-            "256",
-            "--n",
-            "60000",
-            "--noise-multiplier",
-            "1.1",
-        ],
+        "privacy epsilon --epochs 30 --batch-size 256 --n 60000 --noise-multiplier 1.1",
         "epsilon = {2} (RDP) at delta = 1.000000e-5 for q = {0}, T = {1},",
     ),
     (
         "T = 7050 gives {0} (`privacy epsilon --sample-rate 0.00425532 --steps 7050 --noise-multiplier 1.1`)",
-        &[
-            "privacy",
-            "epsilon",
-            "--sample-rate",
-            "0.00425532",
-            "--steps",
-            "7050",
-            "--noise-multiplier",
-            "1.1",
-        ],
+        "privacy epsilon --sample-rate 0.00425532 --steps 7050 --noise-multiplier 1.1",
         "epsilon = {0} (RDP)",
     ),
     (
         "is at most theirs ({0} against 17.3902 at q 0.02, z 0.7, T 2000, delta 1e-7;",
-        &[
-            "privacy",
-            "epsilon",
-            "--sample-rate",
-            "0.02",
-            "--noise-multiplier",
-            "0.7",
-            "--steps",
-            "2000",
-            "--delta",
-            "1e-7",
-        ],
+        "privacy epsilon --sample-rate 0.02 --noise-multiplier 0.7 --steps 2000 --delta 1e-7",
         "epsilon = {0} (RDP)",
     ),
     (
         "at q 0.001, T 1e6 it would be {0}, and `privacy epsilon` prints \"no informative lower bound\"",
-        &[
-            "privacy",
-            "epsilon",
-            "--sample-rate",
-            "0.001",
-            "--steps",
-            "1000000",
-            "--noise-multiplier",
-            "1.0",
-            "--accountant",
-            "pld",
-        ],
+        "privacy epsilon --sample-rate 0.001 --steps 1000000 --noise-multiplier 1.0 --accountant pld",
         "(PLD upper; no informative lower bound) at delta = 1.000000e-5 for q = 0.001, T = 1000000, z = 1 PLD discretization h = 0.0001, error estimate 1.04e-2; the certified lower bound rounds every step's loss down to the grid, which costs up to T h / 2 = 50 here, more than epsilon itself, so it is {0}",
     ),
     (
         "dl.epsilon(sample_rate=0.01, steps=10000, noise_multiplier=1.0) # {0}..., delta 1e-5",
-        &[
-            "privacy",
-            "epsilon",
-            "--sample-rate",
-            "0.01",
-            "--steps",
-            "10000",
-            "--noise-multiplier",
-            "1.0",
-        ],
+        "privacy epsilon --sample-rate 0.01 --steps 10000 --noise-multiplier 1.0",
         "epsilon = {0} (RDP) at delta = 1.000000e-5",
     ),
     (
         "dl.calibrate(sample_rate=0.01, steps=10000, epsilon=2.0) # {0}...",
-        &[
-            "privacy",
-            "calibrate",
-            "--sample-rate",
-            "0.01",
-            "--steps",
-            "10000",
-            "--epsilon",
-            "2",
-        ],
+        "privacy calibrate --sample-rate 0.01 --steps 10000 --epsilon 2",
         "z = {0} reaches",
     ),
     (
         "(here RNMM {0} + DP-SGD {1} = {2})",
-        &[
-            "clipnorm",
-            "recommend",
-            "--csv",
-            "data/breast_cancer.csv",
-            "--label",
-            "target",
-            "--epsilon",
-            "2",
-            "--feature-ranges",
-            "data/breast_cancer.ranges.csv",
-            "--test-fraction",
-            "0.2",
-            "--epochs",
-            "30",
-            "--write-config",
-            "{TMP}/rec.toml",
-            "--ledger",
-            "{TMP}/ledger.jsonl",
-        ],
+        "clipnorm recommend --csv data/breast_cancer.csv --label target --epsilon 2 --feature-ranges data/breast_cancer.ranges.csv --test-fraction 0.2 --epochs 30 --write-config {TMP}/rec.toml --ledger {TMP}/ledger.jsonl",
         "RNMM {0} + DP-SGD (planned) {1} = {2} (of eps = 2)",
     ),
 ];
@@ -488,7 +389,7 @@ fn every_readme_number_in_prose_is_the_commands_output() {
             continue;
         };
         let args: Vec<String> = args
-            .iter()
+            .split_whitespace()
             .map(|a| a.replace("{TMP}", &tmp.display().to_string()))
             .collect();
         let out = cli(&args);
