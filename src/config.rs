@@ -131,9 +131,15 @@ impl TrainConfig {
     /// ([`DataSpec::resolve_against`]).
     pub fn load(path: &Path) -> Result<TrainConfig> {
         let mut cfg: TrainConfig = load_toml(path)?;
-        cfg.data.resolve_against(path)?;
-        // The ledger is read from the config's folder too (it need not exist yet to be named).
-        if let Some(b) = cfg.privacy.as_mut()
+        cfg.resolve_against(path)?;
+        Ok(cfg)
+    }
+
+    /// The config's relative paths (`[data] path`, `[privacy] ledger`) read from the folder of
+    /// the file at `path` (the ledger need not exist yet to be named).
+    pub fn resolve_against(&mut self, path: &Path) -> Result<()> {
+        self.data.resolve_against(path)?;
+        if let Some(b) = self.privacy.as_mut()
             && Path::new(&b.ledger).is_relative()
         {
             let folder = path.parent().unwrap_or(Path::new(""));
@@ -141,7 +147,7 @@ impl TrainConfig {
                 .display()
                 .to_string();
         }
-        Ok(cfg)
+        Ok(())
     }
 }
 

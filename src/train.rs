@@ -15,6 +15,7 @@ use crate::linalg::dot;
 use crate::loss::{Loss, LossSpec, mean_grad, mean_value};
 use crate::model::Model;
 use crate::privacy;
+use crate::privacy::running::RunningEpsilon;
 use crate::rng::{Purpose, stream};
 
 /// The JSON summary of one run (`dpsgd-lab train`): the run's shape and the loss F(w) = (1/n)
@@ -238,6 +239,40 @@ fn culprit(noise: &NoiseSpec, p: &PrivacyInputs, q: f64, why: &str) -> String {
     format!("{fault} ({why})")
 }
 
+/// The accountant that reports a run's epsilon: `--accountant`, else the config's target
+/// accountant, else RDP.
+fn report_accountant(opts: &ReportOptions, noise: &NoiseSpec) -> AccountantKind {
+    match (opts.accountant, noise) {
+        (Some(a), _) => a,
+        (None, NoiseSpec::Target { accountant, .. }) => *accountant,
+        _ => AccountantKind::Rdp,
+    }
+}
+
+/// The epsilon spent so far at the end of each epoch (n / b steps; see
+/// [`RunningEpsilon::checkpoints`]), by the accountant and at the delta of the run's privacy
+/// report, so that the last value is the reported epsilon. Empty without noise.
+fn running_epsilon(
+    opts: &ReportOptions,
+    noise: &NoiseSpec,
+    privacy: Option<&PrivacyReport>,
+    p: &PrivacyInputs,
+) -> Result<Option<(RunningEpsilon, Vec<usize>)>> {
+    let Some(report) = privacy else {
+        return Ok(None);
+    };
+    let q = p.batch_size / p.n as f64;
+    let running = RunningEpsilon::new(
+        report_accountant(opts, noise),
+        q,
+        report.noise_multiplier,
+        report.delta,
+    )?;
+    let per_epoch = (p.n as f64 / p.batch_size).round() as usize;
+    let marks = running.checkpoints(p.steps, per_epoch);
+    Ok(Some((running, marks)))
+}
+
 /// The privacy of the run, accounted before training so that a run whose privacy cannot be
 /// stated is refused before any work is done, naming the input at fault.
 fn privacy_report(
@@ -249,11 +284,7 @@ fn privacy_report(
     if z <= 0.0 {
         return Ok(None);
     }
-    let accountant = match (opts.accountant, noise) {
-        (Some(a), _) => a,
-        (None, NoiseSpec::Target { accountant, .. }) => *accountant,
-        _ => AccountantKind::Rdp,
-    };
+    let accountant = report_accountant(opts, noise);
     let delta = noise.delta().unwrap_or(opts.delta);
     let q = p.batch_size / p.n as f64;
     let fail = |e: Error| Error::param(culprit(noise, p, q, &e.to_string()));
@@ -292,6 +323,20 @@ pub fn train(
     opts: &ReportOptions,
     start: Instant,
 ) -> Result<TrainRun> {
+    train_budgeted((seed, replicate), loss, dpsgd, data, opts, None, start)
+}
+
+/// [`train`] with a `[privacy]` budget: DP-SGD's spend is checked against the ledger before
+/// any work and recorded in it, as `train --config` does (the Python `train` on arrays).
+pub fn train_budgeted(
+    (seed, replicate): (u64, u64),
+    loss: &LossSpec,
+    dpsgd: &DpSgdConfig,
+    data: &Dataset,
+    opts: &ReportOptions,
+    budget: Option<&BudgetSpec>,
+    start: Instant,
+) -> Result<TrainRun> {
     let inputs = RunInputs {
         seed,
         replicate,
@@ -299,7 +344,7 @@ pub fn train(
         dpsgd,
         data,
     };
-    let mut run = train_inner(inputs, opts, None, false, start)?;
+    let mut run = train_inner(inputs, opts, budget, false, start)?;
     run.accuracy = classification_accuracy(loss, &run.output.w_priv, data, None)?;
     Ok(run)
 }
@@ -477,11 +522,25 @@ fn train_inner(
         &mut stream(seed, replicate, Purpose::Init),
     )?;
     let bar = progress_bar(progress, dpsgd.steps);
+    // Only a visible bar shows the running epsilon (a PLD update costs a composition).
+    let mut running = if bar.is_hidden() {
+        None
+    } else {
+        running_epsilon(&opts, &dpsgd.noise, privacy.as_ref(), &inputs)?
+    };
     // The same loop and streams as `DpSgd::run`; the observer only moves the bar.
     let output = alg
         .run_with(loss.as_ref(), data, seed, replicate, |t, _| {
             if t % 256 == 0 {
                 bar.set_position(t as u64);
+            }
+            if let Some((r, marks)) = running.as_mut()
+                && marks.first() == Some(&t)
+            {
+                marks.remove(0);
+                if let Ok(e) = r.at(t) {
+                    bar.set_message(format!("epsilon {e:.3} spent"));
+                }
             }
             std::ops::ControlFlow::Continue(())
         })?
@@ -505,8 +564,8 @@ fn train_inner(
     })
 }
 
-/// The progress bar of one run on stderr (indicatif, as `run`'s): T steps with the elapsed time
-/// and ETA; hidden unless `on` and stderr is a terminal, so logs and pipes stay clean.
+/// The progress bar of one run on stderr (indicatif, as `run`'s): T steps, the epsilon spent so
+/// far (set at each epoch's end), the elapsed time and ETA; hidden unless `on` and stderr is a terminal, so logs and pipes stay clean.
 fn progress_bar(on: bool, steps: usize) -> indicatif::ProgressBar {
     use std::io::IsTerminal;
     if !(on && std::io::stderr().is_terminal()) {
@@ -515,7 +574,7 @@ fn progress_bar(on: bool, steps: usize) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(steps as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
-            "DP-SGD [{bar:30}] {percent:>3}%  step {pos}/{len}  {elapsed_precise}  ETA {eta}",
+            "DP-SGD [{bar:30}] {percent:>3}%  step {pos}/{len}  {msg}  {elapsed_precise}  ETA {eta}",
         )
         .expect("static template")
         .progress_chars("#>-"),
@@ -579,4 +638,54 @@ fn classification_accuracy(
         n_train: data.n,
         n_test: test.map_or(0, |t| t.n),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The progress bar's running epsilon ends at the epsilon the run reports, for the config's
+    /// accountant and for one named by `--accountant` (breast_cancer's recommended run: n = 450,
+    /// b = 45, T = 300, z = 4.4711; an epoch is 10 steps).
+    #[test]
+    fn the_running_epsilon_ends_at_the_reported_one() {
+        let inputs = PrivacyInputs {
+            z: 4.4711,
+            n: 450,
+            batch_size: 45.0,
+            steps: 300,
+            params: 62,
+        };
+        for (config, flag) in [
+            (AccountantKind::Rdp, None),
+            (AccountantKind::Pld, None),
+            (AccountantKind::Rdp, Some(AccountantKind::Pld)),
+        ] {
+            let noise = NoiseSpec::Target {
+                epsilon: 1.7,
+                delta: 1e-5,
+                accountant: config,
+            };
+            let opts = ReportOptions {
+                accountant: flag,
+                delta: 1e-6,
+                force: false,
+            };
+            let report = privacy_report(&opts, &noise, &inputs).unwrap().unwrap();
+            let (r, marks) = running_epsilon(&opts, &noise, Some(&report), &inputs)
+                .unwrap()
+                .unwrap();
+            // RDP at every epoch's end; PLD at every other (30 epochs, at most 16 updates).
+            let every = if flag.unwrap_or(config) == AccountantKind::Rdp {
+                1
+            } else {
+                2
+            };
+            assert_eq!(marks.len(), 30 / every, "{marks:?}");
+            assert_eq!(marks.last(), Some(&300));
+            let last = r.at(300).unwrap();
+            assert_eq!(last, report.epsilon_spent, "{config} {flag:?}");
+            assert!(r.at(marks[0]).unwrap() < last);
+        }
+    }
 }

@@ -122,6 +122,13 @@ impl ConfigSource {
         self.parse_table(table)
     }
 
+    /// The file's path, for a config given as one.
+    pub(crate) fn path(&self) -> Option<&std::path::Path> {
+        self.text
+            .as_ref()
+            .map(|_| std::path::Path::new(self.origin.as_str()))
+    }
+
     /// What errors outside the parser call the config: its path, or `config` for a dict.
     pub(crate) fn name(&self) -> &str {
         if self.origin.is_empty() {

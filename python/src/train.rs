@@ -7,12 +7,11 @@ use numpy::ndarray::Array2;
 use pyo3::prelude::*;
 use serde::Deserialize;
 
-use dpsgd::config::TrainConfig;
+use dpsgd::config::{BudgetSpec, TrainConfig};
 use dpsgd::dpsgd::DpSgdConfig;
 use dpsgd::loss::LossSpec;
 use dpsgd::privacy::AccountantKind;
-use dpsgd::rng::{Purpose, stream};
-use dpsgd::train::{ReportOptions, train as train_run};
+use dpsgd::train::{ReportOptions, config_data, train_budgeted, train_config};
 
 use crate::config::ConfigSource;
 use crate::model::model_shape;
@@ -27,13 +26,19 @@ struct TrainNoData {
     replicate: u64,
     loss: LossSpec,
     dpsgd: DpSgdConfig,
+    /// The budget `clipnorm recommend` writes: DP-SGD's spend is checked and recorded in it.
+    #[serde(default)]
+    privacy: Option<BudgetSpec>,
 }
 
 /// train(X=None, y=None, *, config, seed=None, accountant=None, delta=1e-5)
 ///
 /// Algorithm 1 once, exactly as `dpsgd-lab train --config FILE --json`: config is a dict with
 /// the TOML's keys (seed, [loss], [dpsgd], and [data] unless X and y are given) or a TOML
-/// path; `seed` overrides the config's seed as `--seed` does (and the config then needs none).
+/// path (its relative paths read from its folder); `seed` overrides the config's seed as
+/// `--seed` does (and the config then needs none). A `privacy` table (`{"ledger": PATH}`, as
+/// `clipnorm recommend` writes it) is the CLI's budget: DP-SGD's spend is checked against the
+/// ledger before any work and recorded in it, with X, y as with [data].
 /// Returns the CLI's summary (f(w_priv), f(w_T), sigma_n, clipped fraction, ...) with
 /// "privacy" (the epsilon actually spent by a real accountant, nu_eff and phi of Eq. (1)), and
 /// the iterates w_priv, w_last, w_avg as float64 arrays shaped as the model ([`model_shape`]):
@@ -79,8 +84,12 @@ pub fn train_py<'py>(
             let cfg: TrainNoData = src.parse(seed)?;
             let data = dataset(py, x, y)?;
             let s = seed.unwrap_or(cfg.seed);
+            let budget = cfg.privacy.as_ref();
             let run = py
-                .detach(|| train_run(s, cfg.replicate, &cfg.loss, &cfg.dpsgd, &data, &opts, start))
+                .detach(|| {
+                    let run = (s, cfg.replicate);
+                    train_budgeted(run, &cfg.loss, &cfg.dpsgd, &data, &opts, budget, start)
+                })
                 .map_err(err)?;
             (run, cfg.loss, data.d)
         }
@@ -89,21 +98,16 @@ pub fn train_py<'py>(
             if let Some(s) = seed {
                 cfg.seed = s;
             }
+            if let Some(path) = src.path() {
+                // As `train --config FILE`: relative paths are read from the file's folder.
+                cfg.resolve_against(path).map_err(err)?;
+            }
+            // As `train --config`: the CSV's split (its test part scored), [preprocess], and
+            // the [privacy] budget checked and recorded before any work.
             let (run, d) = py
                 .detach(|| -> dpsgd::Result<_> {
-                    let data =
-                        cfg.data
-                            .build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?;
-                    let run = train_run(
-                        cfg.seed,
-                        cfg.replicate,
-                        &cfg.loss,
-                        &cfg.dpsgd,
-                        &data,
-                        &opts,
-                        start,
-                    )?;
-                    Ok((run, data.d))
+                    let d = config_data(&cfg)?.0.d;
+                    Ok((train_config(&cfg, &opts, false, start)?, d))
                 })
                 .map_err(err)?;
             (run, cfg.loss, d)

@@ -43,6 +43,12 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
     })?;
     let wall = start.elapsed().as_secs_f64();
     let mut md = format!("# dpsgd-lab verify ({} scale)\n\n", b.scale_word());
+    if b.full && b.only.is_none() {
+        md.push_str(&format!(
+            "Cost of `verify --full` (release build): {}.\n\n",
+            report::FULL_SCALE_COST
+        ));
+    }
     if let Some(o) = &b.only {
         md.push_str(&format!(
             "Only the specs whose name contains `{o}` (`verify --only {o}`).\n\n"

@@ -10,9 +10,10 @@ use std::fmt::Write;
 use super::recommend::ClipNormAdvice;
 use crate::error::{Error, Result, check_positive};
 
-/// A TOML array of floats (Debug keeps a decimal point or exponent, so every entry is a float).
+/// A TOML array of floats, each as [`short`] writes it (Debug keeps a decimal point or
+/// exponent, so every entry is a float; no float noise such as 0.07350000000000001).
 fn toml_floats(v: &[f64]) -> String {
-    let items: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
+    let items: Vec<String> = v.iter().map(|&x| short(x)).collect();
     format!("[{}]", items.join(", "))
 }
 
@@ -128,10 +129,16 @@ fn short(x: f64) -> String {
     format!("{v:?}")
 }
 
-/// `x` rounded DOWN to 6 significant digits (a budget target must not grow by rounding).
+/// `x` rounded DOWN to 6 significant digits (a budget target must not grow by rounding): the
+/// nearest 6-digit decimal where it does not exceed `x` (1.7 stays 1.7), else the one below.
 fn round_down(x: f64) -> String {
     if !(x.is_finite() && x > 0.0) {
         return format!("{x:?}");
+    }
+    if let Ok(p) = format!("{x:.5e}").parse::<f64>()
+        && p <= x
+    {
+        return format!("{p:?}");
     }
     let e = x.log10().floor() as i32 - 5;
     let scale = 10f64.powi(e);

@@ -3,7 +3,7 @@
 //! of Theorem 3.4 ([`calibrate()`]), the private minimum of the per-sample Lipschitz constants used
 //! as the clip norm in Section 5.2 ([`min_lipschitz`]), runs given by epochs or made of phases
 //! ([`phases`]), the analytic Gaussian mechanism
-//! ([`gaussian`]) and the (eps, delta)-DP -> zCDP conversion of Lemma L.2 ([`zcdp`]).
+//! ([`gaussian`]), the epsilon of a run as it goes ([`running`]) and the (eps, delta)-DP -> zCDP conversion of Lemma L.2 ([`zcdp`]).
 //! Derivations and sources: paper_refs/privacy.md.
 
 pub mod calibrate;
@@ -16,6 +16,7 @@ pub mod phases;
 pub mod pld;
 pub mod rdp;
 pub mod report;
+pub mod running;
 pub mod standardize;
 mod validate;
 pub mod zcdp;

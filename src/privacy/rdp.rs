@@ -184,15 +184,19 @@ pub fn rdp_subsampled_gaussian(q: f64, z: f64, alpha: f64) -> Result<f64> {
 /// T times the one-step RDP: the plain product where the one-step value is a normal double,
 /// formed in logs only where it would underflow.
 fn composed(q: f64, z: f64, alpha: f64, steps: usize) -> Result<f64> {
-    let lr = log_rdp(q, z, alpha)?;
+    Ok(composed_from_log(log_rdp(q, z, alpha)?, q, z, alpha, steps))
+}
+
+/// [`composed`] from the one-step log RDP `lr` (RDP composes additively: T rdp_1(alpha)).
+fn composed_from_log(lr: f64, q: f64, z: f64, alpha: f64, steps: usize) -> f64 {
     let t = steps as f64;
-    Ok(conservative(if q == 1.0 {
+    conservative(if q == 1.0 {
         t * (alpha * (0.5 / z / z))
     } else if lr > -690.0 {
         t * lr.exp()
     } else {
         (t.ln() + lr).exp()
-    }))
+    })
 }
 
 /// log of [`rdp_subsampled_gaussian`], kept in logs so that T times a one-step RDP below the
@@ -314,6 +318,58 @@ impl RdpAccountant {
         let curve = self.rdp_curve(q, steps, z)?;
         let (epsilon, order) = rdp_to_epsilon(&self.orders, &curve, delta, self.conversion);
         Ok(RdpEpsilon { epsilon, order })
+    }
+
+    /// The one-step curve at rate q and noise multiplier z, kept so that the epsilon after any
+    /// number of steps costs one pass over the orders ([`RdpRunning::epsilon`]), equal bit for
+    /// bit to [`RdpAccountant::epsilon`] at that number of steps.
+    pub fn running(&self, q: f64, z: f64) -> Result<RdpRunning> {
+        let log_one_step = self
+            .orders
+            .iter()
+            .map(|&a| match log_rdp(q, z, a) {
+                Ok(r) => Ok(Some(r)),
+                Err(Error::Numerical(_)) => Ok(None),
+                Err(e) => Err(e),
+            })
+            .collect::<Result<_>>()?;
+        Ok(RdpRunning {
+            accountant: self.clone(),
+            q,
+            z,
+            log_one_step,
+        })
+    }
+}
+
+/// The RDP epsilon of a run as it goes: T steps cost T times one step's RDP at every order.
+#[derive(Debug, Clone)]
+pub struct RdpRunning {
+    accountant: RdpAccountant,
+    q: f64,
+    z: f64,
+    /// log of one step's RDP at each order; None where its series does not converge (+inf, as
+    /// in [`RdpAccountant::rdp_curve`]).
+    log_one_step: Vec<Option<f64>>,
+}
+
+impl RdpRunning {
+    /// Epsilon after `steps` steps at target delta (what [`RdpAccountant::epsilon`] returns).
+    pub fn epsilon(&self, steps: usize, delta: f64) -> Result<f64> {
+        check_steps(steps)?;
+        check_delta(delta)?;
+        let a = &self.accountant;
+        let curve: Vec<f64> = a
+            .orders
+            .iter()
+            .zip(&self.log_one_step)
+            .map(|(&alpha, lr)| {
+                lr.map_or(f64::INFINITY, |lr| {
+                    composed_from_log(lr, self.q, self.z, alpha, steps)
+                })
+            })
+            .collect();
+        Ok(rdp_to_epsilon(&a.orders, &curve, delta, a.conversion).0)
     }
 }
 

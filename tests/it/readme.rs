@@ -257,3 +257,188 @@ fn ellipses_match_any_text_in_their_line() {
     assert!(!matches_with_ellipses("a in ... s\nb", "a in 3.2 s\nc"));
     assert!(!matches_with_ellipses("a", "a\nb"));
 }
+
+/// Numbers the README prints in its prose and in comments of its code blocks, each beside the
+/// command that prints it: (the README's text, the command's arguments, its output), with `{0}`,
+/// `{1}`, ... where a number stands. Each README number must be what the command prints (to
+/// the README's decimals: 17.3263 for 17.326300). `{TMP}` in a command is a fresh folder (the
+/// README's `recommend` would write its config and ledger into the repository).
+/// Not here, because their commands take minutes: the verify block (`SLOW_BLOCKS`), the full
+/// table's reading (`verify --full`), the clip-norm law (`cliplaw --full`, 16 min), the
+/// worst cases (`worstcase`) and the pipeline's accuracies (`clipnorm pipeline`, 10 seeds x 3
+/// data sets); `verify --full`'s time is a measurement, held to the one constant that states
+/// it (`readme_states_the_full_verify_cost_of_the_report`).
+const PROSE_OUTPUTS: &[(&str, &str, &str)] = &[
+    (
+        "z = {0} for the command above (q = {1}, T = {2})",
+        "privacy calibrate --epochs 30 --batch-size 256 --n 60000 --epsilon 2",
+        "z = {0} reaches epsilon = 2.000000 <= 2 at delta = 1.000000e-5 (rdp, q = {1}, T = {2},",
+    ),
+    (
+        "z = {0} at q 0.01, T 1e4",
+        "privacy calibrate --sample-rate 0.01 --steps 10000 --epsilon 2",
+        "z = {0} reaches",
+    ),
+    (
+        "q = {0}, T = {1} gives epsilon {2} (RDP)",
+        "privacy epsilon --epochs 30 --batch-size 256 --n 60000 --noise-multiplier 1.1",
+        "epsilon = {2} (RDP) at delta = 1.000000e-5 for q = {0}, T = {1},",
+    ),
+    (
+        "T = 7050 gives {0} (`privacy epsilon --sample-rate 0.00425532 --steps 7050 --noise-multiplier 1.1`)",
+        "privacy epsilon --sample-rate 0.00425532 --steps 7050 --noise-multiplier 1.1",
+        "epsilon = {0} (RDP)",
+    ),
+    (
+        "is at most theirs ({0} against 17.3902 at q 0.02, z 0.7, T 2000, delta 1e-7;",
+        "privacy epsilon --sample-rate 0.02 --noise-multiplier 0.7 --steps 2000 --delta 1e-7",
+        "epsilon = {0} (RDP)",
+    ),
+    (
+        "at q 0.001, T 1e6 it would be {0}, and `privacy epsilon` prints \"no informative lower bound\"",
+        "privacy epsilon --sample-rate 0.001 --steps 1000000 --noise-multiplier 1.0 --accountant pld",
+        "(PLD upper; no informative lower bound) at delta = 1.000000e-5 for q = 0.001, T = 1000000, z = 1 PLD discretization h = 0.0001, error estimate 1.04e-2; the certified lower bound rounds every step's loss down to the grid, which costs up to T h / 2 = 50 here, more than epsilon itself, so it is {0}",
+    ),
+    (
+        "dl.epsilon(sample_rate=0.01, steps=10000, noise_multiplier=1.0) # {0}..., delta 1e-5",
+        "privacy epsilon --sample-rate 0.01 --steps 10000 --noise-multiplier 1.0",
+        "epsilon = {0} (RDP) at delta = 1.000000e-5",
+    ),
+    (
+        "dl.calibrate(sample_rate=0.01, steps=10000, epsilon=2.0) # {0}...",
+        "privacy calibrate --sample-rate 0.01 --steps 10000 --epsilon 2",
+        "z = {0} reaches",
+    ),
+    (
+        "(here RNMM {0} + DP-SGD {1} = {2})",
+        "clipnorm recommend --csv data/breast_cancer.csv --label target --epsilon 2 --feature-ranges data/breast_cancer.ranges.csv --test-fraction 0.2 --epochs 30 --write-config {TMP}/rec.toml --ledger {TMP}/ledger.jsonl",
+        "RNMM {0} + DP-SGD (planned) {1} = {2} (of eps = 2)",
+    ),
+];
+
+/// Runs of whitespace as one space (the README's prose is wrapped, code comments aligned).
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The numbers standing at `{0}`, `{1}`, ... of `pattern` in `text` (whitespace as one space),
+/// by index; None if `pattern` is not in `text`. A number runs up to the pattern's next literal
+/// part (or, last, over the characters a number is written with).
+fn numbers_at(pattern: &str, text: &str) -> Option<BTreeMap<usize, String>> {
+    let (pattern, text) = (one_line(pattern), one_line(text));
+    let mut parts = vec![];
+    let mut rest = pattern.as_str();
+    let mut slots = vec![];
+    while let Some(i) = rest.find('{') {
+        let j = rest[i..].find('}')? + i;
+        parts.push(&rest[..i]);
+        slots.push(rest[i + 1..j].parse::<usize>().ok()?);
+        rest = &rest[j + 1..];
+    }
+    parts.push(rest);
+    // Every start of the first literal part, so a repeated prefix does not hide the match.
+    'start: for (at, _) in text.match_indices(parts[0]) {
+        let mut pos = at + parts[0].len();
+        let mut got = BTreeMap::new();
+        for (k, slot) in slots.iter().enumerate() {
+            let next = parts[k + 1];
+            let end = if next.is_empty() {
+                pos + text[pos..]
+                    .find(|c: char| !(c.is_ascii_digit() || ".eE+-".contains(c)))
+                    .unwrap_or(text.len() - pos)
+            } else {
+                match text[pos..].find(next) {
+                    Some(e) => pos + e,
+                    None => continue 'start,
+                }
+            };
+            let value = &text[pos..end];
+            if value.is_empty() || value.len() > 24 || value.contains(' ') {
+                continue 'start;
+            }
+            got.insert(*slot, value.to_string());
+            pos = end + next.len();
+        }
+        return Some(got);
+    }
+    None
+}
+
+/// Whether the README's number `shown` is the printed `printed` at the README's decimals.
+fn same_number(shown: &str, printed: &str) -> bool {
+    if shown == printed {
+        return true;
+    }
+    let (Ok(_), Ok(p)) = (shown.parse::<f64>(), printed.parse::<f64>()) else {
+        return false;
+    };
+    let decimals = shown.split_once('.').map_or(0, |(_, d)| d.len());
+    format!("{p:.decimals$}") == shown
+}
+
+/// Every number the README prints in prose beside a fast command (`PROSE_OUTPUTS`) is what the
+/// command prints now.
+#[test]
+fn every_readme_number_in_prose_is_the_commands_output() {
+    let readme = std::fs::read_to_string(format!("{ROOT}/README.md")).unwrap();
+    let tmp = crate::common::tmpdir("readme-prose");
+    let mut problems = Vec::new();
+    for (shown, args, printed) in PROSE_OUTPUTS {
+        let Some(want) = numbers_at(shown, &readme) else {
+            problems.push(format!("the README no longer says {shown:?}"));
+            continue;
+        };
+        let args: Vec<String> = args
+            .split_whitespace()
+            .map(|a| a.replace("{TMP}", &tmp.display().to_string()))
+            .collect();
+        let out = cli(&args);
+        assert!(out.success(), "`{}`: {}", args.join(" "), out.stderr);
+        let Some(got) = numbers_at(printed, &out.stdout) else {
+            problems.push(format!(
+                "`{}` no longer prints {printed:?}:\n{}",
+                args.join(" "),
+                out.stdout
+            ));
+            continue;
+        };
+        for (k, w) in &want {
+            let g = got.get(k).map_or("(missing)", String::as_str);
+            if !same_number(w, g) {
+                problems.push(format!(
+                    "README {shown:?}: {{{k}}} is {w}, `{}` prints {g}",
+                    args.join(" ")
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "stale README numbers:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn numbers_are_read_at_their_slots() {
+    let got = numbers_at("q = {1}, T = {0} gives", "x q = 0.5,\n  T = 70 gives y").unwrap();
+    assert_eq!(got[&0], "70");
+    assert_eq!(got[&1], "0.5");
+    assert_eq!(numbers_at("so it is {0}", "so it is 0").unwrap()[&0], "0");
+    assert!(numbers_at("z = {0} at", "z = 1 2 at").is_none());
+    assert!(same_number("17.3263", "17.326300") && same_number("2", "2.0000"));
+    assert!(!same_number("17.3264", "17.326300") && !same_number("0.3", "0.4000"));
+}
+
+/// The README states `verify --full`'s time as the one constant the full report prints.
+#[test]
+fn readme_states_the_full_verify_cost_of_the_report() {
+    let readme = one_line(&std::fs::read_to_string(format!("{ROOT}/README.md")).unwrap());
+    let cost = dpsgd_lab::experiment::report::FULL_SCALE_COST;
+    assert!(
+        readme.contains(&format!(
+            "`verify --full` is the publication scale ({cost};"
+        )),
+        "the README's verify --full time differs from report::FULL_SCALE_COST ({cost})"
+    );
+}

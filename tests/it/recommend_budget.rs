@@ -87,6 +87,32 @@ fn raw_features_are_refused_in_one_line_and_standardized_are_not() {
     );
 }
 
+/// Significant digits of a decimal number as written ("0.0735" 3, "1.4925e-3" 5, "45" 2).
+fn significant_digits(token: &str) -> usize {
+    let mantissa = token.split(['e', 'E']).next().unwrap_or("");
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    digits.trim_start_matches('0').trim_end_matches('0').len()
+}
+
+/// No number in a written config carries float noise (0.07350000000000001, 10.564499999999999:
+/// 16-17 significant digits, where the value has at most 12 that mean anything): every value
+/// outside comments and strings has at most 12 significant digits.
+fn assert_no_float_noise(config: &str) {
+    for line in config.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        let Some((_, value)) = line.split_once(" = ") else {
+            continue;
+        };
+        for token in value.split([',', '[', ']', '{', '}', ' ', '=']) {
+            if token.parse::<f64>().is_ok() && token.chars().any(|c| c.is_ascii_digit()) {
+                assert!(
+                    significant_digits(token) <= 12,
+                    "float noise {token:?} in the written config line {line:?}"
+                );
+            }
+        }
+    }
+}
+
 /// Epsilon 2 given once, with the data set's ledger: recommend (RNMM 0.3 with public ranges: no
 /// range check is needed) writes a config, train calibrates DP-SGD to the 1.7 left, records it
 /// and prints the ledger's total, at most 2 (delta at most 1e-5). The test part (hash split,
@@ -125,6 +151,9 @@ fn recommend_then_train_never_exceeds_the_budget_given_once() {
         out.stdout.contains(&written),
         "the printed config is the written one"
     );
+    assert_no_float_noise(&written);
+    assert!(written.contains("\nbatch_size = 45\n"), "{written}");
+    assert!(written.contains("epsilon = 1.7, delta = 1e-5"), "{written}");
     let n_test = out
         .stdout
         .lines()

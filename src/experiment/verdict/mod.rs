@@ -5,7 +5,8 @@
 //! [`informative`] (the bound against the do-nothing risk), [`rate`] (the slope's interval
 //! against the exponent), [`drivers`] (what moves the risk: lambda_min S, clipping), [`controls`]
 //! (the joint fits of a series, its do-nothing risk and its bounded-data control); [`outcome`]
-//! combines them into a [`Verdict`] and [`summary`] walks a spec's series.
+//! combines them into a [`Verdict`] and [`summary`] walks a spec's series; [`spent`] says what
+//! epsilon a lower-bound series' Thm 3.4 noise actually spends.
 
 mod bound;
 mod cells;
@@ -14,6 +15,7 @@ mod drivers;
 mod informative;
 mod outcome;
 mod rate;
+pub mod spent;
 mod summary;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -25,4 +27,5 @@ pub use informative::Informative;
 pub(crate) use outcome::sig;
 pub use outcome::{Ablation, DO_NOTHING, Verdict, upper_verdict};
 pub use rate::{LowerRate, MAX_HALF_WIDTH, Rate, lower_verdict};
+pub use spent::Spent;
 pub use summary::{Role, SeriesSummary, SpecSummary, summarize, violations};

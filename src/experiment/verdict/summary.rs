@@ -16,6 +16,7 @@ use super::controls::{ControlComparison, DecadeFits, decade_fits};
 use super::drivers::{lambda_s_by_phi, relax_phi};
 use super::informative::{Informative, informative};
 use super::outcome::{Verdict, ablation_verdict, lower_series_verdict, upper_verdict};
+use super::spent::{Spent, spent};
 use crate::rng::{Purpose, derive_seed};
 
 pub use super::bound::Role;
@@ -77,6 +78,10 @@ pub struct SeriesSummary {
     /// The probability statement over the data set, at the smallest phi.
     #[serde(default)]
     pub probability: Option<Probability>,
+    /// Lower bounds run with Thm 3.4's noise: the epsilon an accountant says the cells spend,
+    /// against the nominal epsilon that Thm 6.6's (epsilon, delta) premise assumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epsilon_spent: Option<Spent>,
     /// The verdict.
     pub verdict: Verdict,
 }
@@ -175,6 +180,14 @@ fn summarize_series(spec: &Spec, s: usize, cells: &BTreeMap<usize, CellResult>) 
     } else {
         None
     };
+    // No accountant calibrated Thm 3.4's noise: say what it spends where a premise needs it.
+    let epsilon_spent = if role == Role::Lower && raw.clip_sweep.is_none() {
+        spent(cs, raw.batch_size, raw.privacy.nu, raw.privacy.delta)
+            .ok()
+            .flatten()
+    } else {
+        None
+    };
     let verdict = match role {
         _ if !check.violations.is_empty() => Verdict::Violation(check.violations.clone()),
         Role::Upper => upper_verdict(&decade, predicted, informative, &do_nothing_fit),
@@ -206,6 +219,7 @@ fn summarize_series(spec: &Spec, s: usize, cells: &BTreeMap<usize, CellResult>) 
         lambda_s_range,
         relax_phi,
         probability,
+        epsilon_spent,
         verdict,
     }
 }

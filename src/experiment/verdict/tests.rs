@@ -32,6 +32,7 @@ pub(crate) fn summary_with(verdicts: &[Verdict]) -> SpecSummary {
             lambda_s_range: None,
             relax_phi: None,
             probability: None,
+            epsilon_spent: None,
             verdict: v.clone(),
         })
         .collect();
