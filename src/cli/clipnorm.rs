@@ -125,10 +125,13 @@ pub struct RecommendArgs {
     /// Name of the label column (class indices 0..m-1).
     #[arg(long)]
     pub label: String,
-    /// Total privacy budget epsilon (RNMM + DP-SGD).
+    /// Total privacy budget epsilon for everything the command and the training run do with the
+    /// data: private standardization, the range check, the clip-norm selection and DP-SGD
+    /// (split by basic composition; the split is printed).
     #[arg(long, visible_alias = "eps")]
     pub epsilon: f64,
-    /// delta of DP-SGD's (epsilon, delta) guarantee (RNMM is pure DP).
+    /// Total delta of the whole recipe: a part goes to private standardization when it runs, the rest
+    /// to DP-SGD (the range check and the clip-norm selection are pure DP).
     #[arg(long, default_value_t = 1e-5)]
     pub delta: f64,
     /// Loss whose per-sample Lipschitz constants G(x, y) = sqrt(2 (||x||^2 + 1)) are used

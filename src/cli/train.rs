@@ -32,7 +32,8 @@ pub struct TrainArgs {
     /// delta at which to report the epsilon spent when the config states none (noise multiplier).
     #[arg(long, default_value_t = 1e-5)]
     pub delta: f64,
-    /// Run even when the estimated work exceeds the limit (see `limits::WORK_LIMIT`).
+    /// Run even when the estimated work is above about an hour of one core (10^13 gradient
+    /// coordinates: steps x batch size x parameters); without it such a run is refused.
     #[arg(long)]
     pub force: bool,
     /// No progress bar (it is drawn on stderr only, and only when stderr is a terminal).

@@ -70,6 +70,40 @@ fn audit_catches_doubled_sampling_rate() {
     );
 }
 
+/// The one-run audit's planted-bug sizes (tests/it/audit_one_run.rs: T = 100, claim 2; q = 1,
+/// the doubled rate claimed at q = 1/2): the multi-run audit catches the same three faults on
+/// that configuration too, so both audits are seen catching each bug on one config.
+#[test]
+fn multi_run_audit_catches_the_faults_at_the_one_run_sizes() {
+    // Half noise at q = 1: claimed mu = sqrt(100) / z = 0.50, true mu 1.00 (GDP route).
+    let r = audit(config(1.0, 100, 2.0, 4000, 4), Fault::HalfNoise);
+    assert!(
+        r.every_iterate.epsilon_lb_gdp > r.epsilon_claimed,
+        "{:?}",
+        r.every_iterate
+    );
+    // Clipping off: the canary's gradient norm 10 tau enters unclipped (both routes).
+    let r = audit(config(1.0, 100, 2.0, 4000, 5), Fault::NoClipping);
+    assert!(
+        r.every_iterate.epsilon_lb > r.epsilon_claimed,
+        "{:?}",
+        r.every_iterate
+    );
+    assert!(
+        r.every_iterate.epsilon_lb_gdp > r.epsilon_claimed,
+        "{:?}",
+        r.every_iterate
+    );
+    // Claimed q = 1/2, run at q = 1: the threshold (Clopper-Pearson) route, valid with subsampling.
+    let r = audit(config(0.5, 100, 2.0, 50_000, 6), Fault::DoubleRate);
+    assert!(
+        r.every_iterate.epsilon_lb > r.epsilon_claimed,
+        "{:?} claimed {}",
+        r.every_iterate,
+        r.epsilon_claimed
+    );
+}
+
 #[test]
 fn audit_of_the_shipped_mechanism_stays_below_the_claim() {
     for seed in 10..15 {
