@@ -131,10 +131,10 @@ fn reestimate_streams_are_disjoint_from_the_search() {
 }
 
 /// The family with its parameters shifted by a fixed offset, so that the search's neutral start
-/// (all parameters 0) is not the optimum.
-struct Shifted {
-    inner: Family,
-    offset: Vec<f64>,
+/// (all parameters 0) becomes `offset` (not the optimum; in worstcase_qv.rs, Q_v's corner).
+pub(crate) struct Shifted {
+    pub(crate) inner: Family,
+    pub(crate) offset: Vec<f64>,
 }
 
 impl InstanceFamily for Shifted {

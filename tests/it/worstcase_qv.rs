@@ -2,15 +2,15 @@
 //! lower bound Thm 6.6 / L.1) inside the point-mass family of Thm 6.5 / K.1's class.
 
 use dpsgd_lab::dataset::Dataset;
-use dpsgd_lab::error::Result;
 use dpsgd_lab::experiment::search_table::Objective;
 use dpsgd_lab::experiment::worstcase::cell_setup;
-use dpsgd_lab::experiment::worstcase::family::{Family, InstanceFamily};
+use dpsgd_lab::experiment::worstcase::family::InstanceFamily;
 use dpsgd_lab::experiment::worstcase::search::{self, Budget, Measured, Phase};
 use dpsgd_lab::experiment::{Scale, Spec};
 use dpsgd_lab::lower_bound::PackingSet;
 
 use crate::common::tmpdir;
+use crate::worstcase::Shifted;
 
 /// Thm 6.5 / K.1's schedule on the Appendix L loss of Eq. (97), d = 8, n = 400, k = 1.5, searched
 /// over two-component point-mass mixtures (the regression mixture: shares, magnitudes,
@@ -73,23 +73,6 @@ bootstrap = 100
 [[series]]
 k = 1.5
 "#;
-
-/// The family shifted by a fixed offset: the search's neutral start (all parameters 0) becomes
-/// `offset`.
-struct Shifted {
-    inner: Family,
-    offset: Vec<f64>,
-}
-
-impl InstanceFamily for Shifted {
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-    fn build(&self, theta: &[f64]) -> Result<Dataset> {
-        let t: Vec<f64> = theta.iter().zip(&self.offset).map(|(a, b)| a + b).collect();
-        self.inner.build(&t)
-    }
-}
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
