@@ -36,3 +36,4 @@ mod theory;
 mod usage;
 mod worstcase;
 mod worstcase_qv;
+mod worstcase_search;
