@@ -146,31 +146,14 @@ impl AdvicePlan {
         let (batch, steps) = batch_and_steps(req, n, &csv)?;
         let preprocessing = preprocessing(req, train.d)?;
         let (lo, hi, exact_range) = candidate_range(req, &preprocessing, train.d)?;
-        let check_epsilon = match req.check_epsilon {
-            Some(e) if e != 0.0 => check_positive("--check-epsilon", e)?,
-            Some(_) => 0.0,
-            // An exact range covers every G_i: there is nothing to check.
-            None if exact_range => 0.0,
-            None => DEFAULT_CHECK_EPSILON,
-        };
+        let check_epsilon = range_check_epsilon(req, exact_range)?;
         let (std_epsilon, std_delta) = match &preprocessing {
             Preprocessing::Private { epsilon, delta, .. } => (*epsilon, *delta),
             _ => (0.0, 0.0),
         };
         let rnmm_epsilon = share * req.epsilon;
-        let dpsgd_epsilon = req.epsilon - std_epsilon - check_epsilon - rnmm_epsilon;
-        let dpsgd_delta = req.delta - std_delta;
-        if !(dpsgd_epsilon > 0.0 && dpsgd_delta > 0.0) {
-            return Err(Error::param(format!(
-                "--epsilon {} leaves {} for DP-SGD after the preprocessing ({}), the range check \
-                 ({}) and RNMM ({}); lower --std-share, --check-epsilon or --share",
-                fmt_num(req.epsilon),
-                fmt_num(dpsgd_epsilon),
-                fmt_num(std_epsilon),
-                fmt_num(check_epsilon),
-                fmt_num(rnmm_epsilon)
-            )));
-        }
+        let (dpsgd_epsilon, dpsgd_delta) =
+            dpsgd_budget(req, (std_epsilon, std_delta), check_epsilon, rnmm_epsilon)?;
         let q = batch / n as f64;
         let kind = crate::privacy::AccountantKind::parse(&req.accountant)?;
         let calibration =
@@ -346,6 +329,41 @@ fn norms_name(n: &NormsSource) -> String {
         NormsSource::File(p) => format!("file {}", p.display()),
         NormsSource::Values(_) => "per_sample_norms".into(),
     }
+}
+
+/// epsilon of the range check: the given one (0: not run), none for an exact range (it covers
+/// every G_i: there is nothing to check), else the default.
+fn range_check_epsilon(req: &AdviceRequest, exact_range: bool) -> Result<f64> {
+    Ok(match req.check_epsilon {
+        Some(e) if e != 0.0 => check_positive("--check-epsilon", e)?,
+        Some(_) => 0.0,
+        None if exact_range => 0.0,
+        None => DEFAULT_CHECK_EPSILON,
+    })
+}
+
+/// DP-SGD's (epsilon, delta): what the preprocessing (`std`), the range check and RNMM leave;
+/// refused when nothing is left.
+fn dpsgd_budget(
+    req: &AdviceRequest,
+    (std_epsilon, std_delta): (f64, f64),
+    check_epsilon: f64,
+    rnmm_epsilon: f64,
+) -> Result<(f64, f64)> {
+    let dpsgd_epsilon = req.epsilon - std_epsilon - check_epsilon - rnmm_epsilon;
+    let dpsgd_delta = req.delta - std_delta;
+    if !(dpsgd_epsilon > 0.0 && dpsgd_delta > 0.0) {
+        return Err(Error::param(format!(
+            "--epsilon {} leaves {} for DP-SGD after the preprocessing ({}), the range check \
+             ({}) and RNMM ({}); lower --std-share, --check-epsilon or --share",
+            fmt_num(req.epsilon),
+            fmt_num(dpsgd_epsilon),
+            fmt_num(std_epsilon),
+            fmt_num(check_epsilon),
+            fmt_num(rnmm_epsilon)
+        )));
+    }
+    Ok((dpsgd_epsilon, dpsgd_delta))
 }
 
 /// The fraction of epsilon RNMM gets: the given share, or eps_RNMM = 0.3.
