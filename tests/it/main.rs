@@ -28,6 +28,7 @@ mod lower_bound;
 mod privacy;
 mod readme;
 mod recommend_budget;
+mod recommend_small;
 mod results_file;
 mod schedule;
 mod simulations;

@@ -8,8 +8,9 @@
 //! The pipeline runs as named stages, each a mechanism with its own spend, recorded in the
 //! data set's privacy ledger ([`crate::privacy::ledger`]) before it runs:
 //! 1. the plan ([`plan::AdvicePlan::check`]): every public parameter checked, the hash split taken (not a mechanism: each
-//!    row's side depends on that row alone), the budget split and DP-SGD's noise calibrated:
-//!    nothing private has run, so every refusal here is free;
+//!    row's side depends on that row alone), the labels checked, the budget split and DP-SGD's
+//!    noise calibrated, and a data set too small for the requested privacy refused
+//!    ([`small`]): nothing private has run, so every refusal here is free;
 //! 2. preprocessing ([`stages::preprocess`]): public ranges (no cost), public scales (no cost) or the private
 //!    standardization ([`crate::privacy::standardize`]);
 //! 3. the range check ([`stages::range_check_stage`]): a Laplace count that RNMM's candidate range covers the G_i
@@ -30,6 +31,7 @@ use crate::error::{Result, check_positive};
 use crate::privacy::standardize::PrivateStandardization;
 
 pub mod plan;
+pub mod small;
 pub mod stages;
 mod values;
 
@@ -44,7 +46,8 @@ pub const DEFAULT_GRID_SIZE: usize = 200;
 pub const DEFAULT_EPOCHS: usize = 30;
 /// Default epsilon of the range check (a Laplace count, [`range_check`]): small against the
 /// budgets the tool is used with (2.5% of epsilon = 2), yet its noise scale 1 / 0.05 = 20 rows
-/// is far below half of any data set the check can judge (n >= a few hundred).
+/// is far below half of any data set the check can judge (the plan refuses n <= 92 at this
+/// epsilon: [`small::check_range_check_size`]).
 pub const DEFAULT_CHECK_EPSILON: f64 = 0.05;
 
 pub use crate::privacy::calibrate::MIN_NOISE_MULTIPLIER;

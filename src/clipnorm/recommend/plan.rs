@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::values::PublicValues;
+use super::values::{PublicValues, read_norms_file};
 use super::{
     AdviceData, AdviceRequest, ClipNormAdvice, DEFAULT_CHECK_EPSILON, DEFAULT_EPOCHS,
     DEFAULT_RNMM_EPSILON, MIN_NOISE_MULTIPLIER, NormsSource, RangeCheck, StageSpend,
@@ -67,6 +67,8 @@ pub struct AdvicePlan {
     pub mask: Vec<bool>,
     /// The training rows, in order.
     pub train: Dataset,
+    /// The user's per-sample norms of the training rows (None: the loss's G_i).
+    pub user_norms: Option<Vec<f64>>,
     /// Rows held out.
     pub n_test: usize,
     /// The preprocessing stage's source.
@@ -93,6 +95,8 @@ pub struct AdvicePlan {
     pub q: f64,
     /// The calibrated noise multiplier.
     pub z: f64,
+    /// Model parameters p = m (d + 1) of the multinomial logistic loss DP-SGD trains.
+    pub params: usize,
     /// Who calibrated it.
     pub accountant: String,
 }
@@ -136,35 +140,20 @@ impl AdvicePlan {
             }
             None => (vec![true; all.n], all.clone(), 0),
         };
+        let params = model_params(req, &train)?;
+        let user_norms = user_norms(req, &csv, &label, all.n, &mask)?;
         let n = train.n;
         let (batch, steps) = batch_and_steps(req, n, &csv)?;
         let preprocessing = preprocessing(req, train.d)?;
         let (lo, hi, exact_range) = candidate_range(req, &preprocessing, train.d)?;
-        let check_epsilon = match req.check_epsilon {
-            Some(e) if e != 0.0 => check_positive("--check-epsilon", e)?,
-            Some(_) => 0.0,
-            // An exact range covers every G_i: there is nothing to check.
-            None if exact_range => 0.0,
-            None => DEFAULT_CHECK_EPSILON,
-        };
+        let check_epsilon = range_check_epsilon(req, exact_range)?;
         let (std_epsilon, std_delta) = match &preprocessing {
             Preprocessing::Private { epsilon, delta, .. } => (*epsilon, *delta),
             _ => (0.0, 0.0),
         };
         let rnmm_epsilon = share * req.epsilon;
-        let dpsgd_epsilon = req.epsilon - std_epsilon - check_epsilon - rnmm_epsilon;
-        let dpsgd_delta = req.delta - std_delta;
-        if !(dpsgd_epsilon > 0.0 && dpsgd_delta > 0.0) {
-            return Err(Error::param(format!(
-                "--epsilon {} leaves {} for DP-SGD after the preprocessing ({}), the range check \
-                 ({}) and RNMM ({}); lower --std-share, --check-epsilon or --share",
-                fmt_num(req.epsilon),
-                fmt_num(dpsgd_epsilon),
-                fmt_num(std_epsilon),
-                fmt_num(check_epsilon),
-                fmt_num(rnmm_epsilon)
-            )));
-        }
+        let (dpsgd_epsilon, dpsgd_delta) =
+            dpsgd_budget(req, (std_epsilon, std_delta), check_epsilon, rnmm_epsilon)?;
         let q = batch / n as f64;
         let kind = crate::privacy::AccountantKind::parse(&req.accountant)?;
         let calibration =
@@ -179,6 +168,27 @@ impl AdvicePlan {
                 fmt_num(z)
             )));
         }
+        // The size check (small.rs): DP-SGD's noise against the clipped gradients.
+        let given = req.share.is_some();
+        super::small::check_size(&super::small::SizeInputs {
+            epsilon: req.epsilon,
+            batch_and_steps: &|n| batch_and_steps(req, n, &csv),
+            n,
+            params,
+            steps,
+            batch,
+            z,
+            dpsgd_epsilon,
+            dpsgd_delta,
+            kind,
+            split: super::small::BudgetSplit {
+                std_frac: std_epsilon / req.epsilon,
+                share_frac: if given { share } else { 0.0 },
+                check: check_epsilon,
+                rnmm_fixed: if given { 0.0 } else { rnmm_epsilon },
+            },
+        })?;
+        super::small::check_range_check_size(n, check_epsilon, req.epsilon)?;
         Ok(AdvicePlan {
             req: req.clone(),
             csv,
@@ -187,6 +197,7 @@ impl AdvicePlan {
             split,
             mask,
             train,
+            user_norms,
             n_test,
             preprocessing,
             lo,
@@ -200,6 +211,7 @@ impl AdvicePlan {
             batch,
             q,
             z,
+            params,
             accountant: calibration.achieved.label(),
         })
     }
@@ -232,12 +244,10 @@ impl AdvicePlan {
             .as_ref()
             .map_or((0.0, 0.0), |s| (s.epsilon, s.delta));
         let check_eps = range_check.as_ref().map_or(0.0, |c| c.epsilon);
-        let classes = self.train.num_classes().unwrap_or(2);
-        let params = classes.max(2) * (self.train.d + 1);
         let (learning_rate, rule) = match self.req.learning_rate {
             Some(eta) => (eta, "given".to_string()),
             None => (
-                super::step_size(params, sel.value, self.z, self.batch, self.steps),
+                super::step_size(self.params, sel.value, self.z, self.batch, self.steps),
                 "sqrt(p) / (tau sqrt(1 + p z^2 / B^2) sqrt(T))".to_string(),
             ),
         };
@@ -321,6 +331,41 @@ fn norms_name(n: &NormsSource) -> String {
     }
 }
 
+/// epsilon of the range check: the given one (0: not run), none for an exact range (it covers
+/// every G_i: there is nothing to check), else the default.
+fn range_check_epsilon(req: &AdviceRequest, exact_range: bool) -> Result<f64> {
+    Ok(match req.check_epsilon {
+        Some(e) if e != 0.0 => check_positive("--check-epsilon", e)?,
+        Some(_) => 0.0,
+        None if exact_range => 0.0,
+        None => DEFAULT_CHECK_EPSILON,
+    })
+}
+
+/// DP-SGD's (epsilon, delta): what the preprocessing (`std`), the range check and RNMM leave;
+/// refused when nothing is left.
+fn dpsgd_budget(
+    req: &AdviceRequest,
+    (std_epsilon, std_delta): (f64, f64),
+    check_epsilon: f64,
+    rnmm_epsilon: f64,
+) -> Result<(f64, f64)> {
+    let dpsgd_epsilon = req.epsilon - std_epsilon - check_epsilon - rnmm_epsilon;
+    let dpsgd_delta = req.delta - std_delta;
+    if !(dpsgd_epsilon > 0.0 && dpsgd_delta > 0.0) {
+        return Err(Error::param(format!(
+            "--epsilon {} leaves {} for DP-SGD after the preprocessing ({}), the range check \
+             ({}) and RNMM ({}); lower --std-share, --check-epsilon or --share",
+            fmt_num(req.epsilon),
+            fmt_num(dpsgd_epsilon),
+            fmt_num(std_epsilon),
+            fmt_num(check_epsilon),
+            fmt_num(rnmm_epsilon)
+        )));
+    }
+    Ok((dpsgd_epsilon, dpsgd_delta))
+}
+
 /// The fraction of epsilon RNMM gets: the given share, or eps_RNMM = 0.3.
 fn rnmm_share(req: &AdviceRequest) -> Result<f64> {
     match req.share {
@@ -386,8 +431,89 @@ fn read_all(req: &AdviceRequest) -> Result<(String, String, Dataset)> {
     })
 }
 
+/// `g` if every value is finite and >= 0.
+pub(super) fn check_values(g: Vec<f64>) -> Result<Vec<f64>> {
+    if let Some((i, v)) = g
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
+    {
+        return Err(Error::data(format!(
+            "per-sample norm of training row {} is {v}; norms must be finite and >= 0",
+            i + 1
+        )));
+    }
+    Ok(g)
+}
+
+/// The user's per-sample norms (a CSV column, a file, or values in memory), one per training
+/// row (per-row values follow the hash split's `mask`), checked finite and >= 0; None for the
+/// loss's own G_i. The plan reads them, so a bad norms input is refused before anything is
+/// spent (no mechanism).
+fn user_norms(
+    req: &AdviceRequest,
+    csv: &str,
+    label: &str,
+    all_n: usize,
+    mask: &[bool],
+) -> Result<Option<Vec<f64>>> {
+    let per_row = |v: Vec<f64>, what: &str| -> Result<Vec<f64>> {
+        if v.len() != all_n {
+            return Err(Error::data(format!(
+                "{what} has {} values but {csv} has {all_n} rows; give one norm per row",
+                v.len(),
+            )));
+        }
+        Ok(v.into_iter()
+            .zip(mask)
+            .filter_map(|(g, &m)| m.then_some(g))
+            .collect())
+    };
+    let g = match &req.norms {
+        NormsSource::Lipschitz => return Ok(None),
+        NormsSource::Column(c) => {
+            if !matches!(req.data, AdviceData::Csv { .. }) {
+                return Err(Error::param(format!(
+                    "--norms-column '{c}' names a CSV column, but the data are not a CSV"
+                )));
+            }
+            if c == label {
+                return Err(Error::param(format!(
+                    "--norms-column '{c}' is the label column; name the column of per-sample norms"
+                )));
+            }
+            let col = CsvSpec::new(csv.to_string(), c.clone())
+                .read()
+                .map_err(|e| Error::data(format!("--norms-column '{c}': {e}")))?;
+            per_row(col.y, &format!("--norms-column '{c}'"))?
+        }
+        NormsSource::File(p) => per_row(read_norms_file(p)?, &format!("--norms {}", p.display()))?,
+        NormsSource::Values(v) => per_row(v.clone(), "per_sample_norms")?,
+    };
+    check_values(g).map(Some)
+}
+
+/// p = m (d + 1), the parameters of the multinomial logistic loss DP-SGD trains, once the labels
+/// are checked: class indices 0..m-1 with every class present, or the loss's error says what it
+/// assumed. The check runs here, before the size check and before any mechanism, so a data set
+/// with labels {1, 2} hears about its labels first.
+///
+/// Norms given alone (`per_sample_norms` from Python) come with placeholder rows that have no
+/// labels to check.
+fn model_params(req: &AdviceRequest, train: &Dataset) -> Result<usize> {
+    let placeholder = matches!(
+        (&req.data, &req.norms),
+        (AdviceData::Memory { .. }, NormsSource::Values(_))
+    );
+    if !placeholder {
+        LossSpec::Logistic { classes: None }.build(train)?;
+    }
+    let m = train.num_classes().unwrap_or(2).max(2);
+    Ok(m * (train.d + 1))
+}
+
 /// DP-SGD's expected batch B and steps T for n training rows.
-fn batch_and_steps(req: &AdviceRequest, n: usize, csv: &str) -> Result<(f64, usize)> {
+pub(super) fn batch_and_steps(req: &AdviceRequest, n: usize, csv: &str) -> Result<(f64, usize)> {
     let batch = req.batch_size.unwrap_or_else(|| default_batch(n));
     check_positive("--batch-size", batch)?;
     // An expected batch below one sample is no DP-SGD anyone runs, and its default T =

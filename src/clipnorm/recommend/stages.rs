@@ -2,10 +2,8 @@
 //! spend in the ledger before its mechanism runs, then releases its output.
 
 use super::plan::{AdvicePlan, Preprocessed, Preprocessing};
-use super::values::read_norms_file;
-use super::{AdviceData, NormsSource, RangeCheck, range_check};
+use super::{NormsSource, RangeCheck, range_check};
 use crate::data::Dataset;
-use crate::data::csv::CsvSpec;
 use crate::data::preprocess::Preprocess;
 use crate::error::{Error, Result, fmt_num};
 use crate::loss::{LossSpec, lipschitz_constants};
@@ -106,55 +104,13 @@ pub fn logistic_lipschitz(data: &Dataset) -> Result<Vec<f64>> {
     lipschitz_constants(loss.as_ref(), data)
 }
 
-/// The per-sample values whose private minimum is selected, one per training row (per-row
-/// values follow the hash split's mask; no mechanism).
+/// The per-sample values whose private minimum is selected, one per training row: the user's
+/// norms as the plan read them, or the loss's G_i on `data` (no mechanism).
 pub fn per_sample_values(plan: &AdvicePlan, data: &Dataset) -> Result<Vec<f64>> {
-    let per_row = |v: Vec<f64>, what: &str| -> Result<Vec<f64>> {
-        if v.len() != plan.all.n {
-            return Err(Error::data(format!(
-                "{what} has {} values but {} has {} rows; give one norm per row",
-                v.len(),
-                plan.csv,
-                plan.all.n
-            )));
-        }
-        Ok(v.into_iter()
-            .zip(&plan.mask)
-            .filter_map(|(g, &m)| m.then_some(g))
-            .collect())
-    };
-    let g = match &plan.req.norms {
-        NormsSource::Lipschitz => logistic_lipschitz(data)?,
-        NormsSource::Column(c) => {
-            if !matches!(plan.req.data, AdviceData::Csv { .. }) {
-                return Err(Error::param(format!(
-                    "--norms-column '{c}' names a CSV column, but the data are not a CSV"
-                )));
-            }
-            if c == &plan.label {
-                return Err(Error::param(format!(
-                    "--norms-column '{c}' is the label column; name the column of per-sample norms"
-                )));
-            }
-            let col = CsvSpec::new(plan.csv.clone(), c.clone())
-                .read()
-                .map_err(|e| Error::data(format!("--norms-column '{c}': {e}")))?;
-            per_row(col.y, &format!("--norms-column '{c}'"))?
-        }
-        NormsSource::File(p) => per_row(read_norms_file(p)?, &format!("--norms {}", p.display()))?,
-        NormsSource::Values(v) => per_row(v.clone(), "per_sample_norms")?,
-    };
-    if let Some((i, v)) = g
-        .iter()
-        .enumerate()
-        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
-    {
-        return Err(Error::data(format!(
-            "per-sample norm of training row {} is {v}; norms must be finite and >= 0",
-            i + 1
-        )));
+    match &plan.user_norms {
+        Some(g) => Ok(g.clone()),
+        None => super::plan::check_values(logistic_lipschitz(data)?),
     }
-    Ok(g)
 }
 
 /// Stage 3: the range check (when planned). A range that misses the data stops the command

@@ -1,0 +1,236 @@
+//! The plan's size check: a data set too small for the requested privacy is refused before any
+//! mechanism runs, with what would be needed (a larger epsilon, or more rows).
+//!
+//! The rule, from the plan's own quantities (n rows, p = m (d + 1) parameters, expected batch B,
+//! steps T, and the noise multiplier z calibrated for DP-SGD's share of the budget):
+//!
+//! r = z sqrt(p / T) / B >= 1 refuses.
+//!
+//! Why: each of Algorithm 1's T steps adds the clipped mean gradient (norm <= tau) and Gaussian
+//! noise N(0, (z tau / B)^2 I_p) (norm about z tau sqrt(p) / B). Over the run the clipped parts
+//! add up to at most T tau, the noise parts to a Gaussian of norm about sqrt(T p) z tau / B: r is
+//! their ratio, whatever tau is. At r >= 1 the noise DP-SGD adds is at least as large as the
+//! furthest the gradients could move the model, so the run is noise, and a recommendation would
+//! only spend the budget on it. The same r is the noise term of the convex bound behind the step
+//! size (stage 5): D G_eff / sqrt(T) with G_eff^2 = tau^2 (1 + p z^2 / B^2) has noise part
+//! D tau r. Under Poisson subsampling z is about c q sqrt(T) / epsilon with q = B / n, so
+//! r ~ c sqrt(p) / (n epsilon), private ERM's sqrt(p) / (n epsilon): the check is about n and
+//! epsilon, not about the choice of B or T.
+//!
+//! A second rule covers the range check (stage 3), when it is planned: its Laplace count
+//! c + Lap(1 / eps_check) refuses when it exceeds n / 2, so a range that holds every value is
+//! refused (and one that holds none accepted) with probability exp(-eps_check n / 2) / 2. Above
+//! 5% the check cannot judge n rows, and its refusal would blame the candidate range for what is
+//! the data set's size: eps_check n < 2 ln 10 refuses, here, with the same words.
+//!
+//! Privacy: r and the hints are functions of n, d, m and the request's public parameters only
+//! (docs/recommend.md, "What is public": n, d and the number of classes are treated as public,
+//! as q = B / n and T already are); no private statistic of the rows is used, so the refusal
+//! reveals nothing that the plan's printed q, T and z do not.
+
+use crate::error::{Error, Result, fmt_num};
+use crate::privacy::AccountantKind;
+use crate::privacy::calibrate::MIN_NOISE_MULTIPLIER;
+
+/// The largest number of rows the "more rows" hint searches.
+const MAX_ROWS: usize = 1_000_000_000_000;
+
+/// r = z sqrt(p / T) / B: the noise DP-SGD adds over T steps against the largest distance its
+/// clipped gradients can cover (module doc). The plan refuses at r >= 1.
+pub fn noise_ratio(z: f64, params: usize, steps: usize, batch: f64) -> f64 {
+    z * (params as f64 / steps as f64).sqrt() / batch
+}
+
+/// The largest z with r < 1 at (p, T, B): z* = B sqrt(T / p) (r = 1 there).
+fn z_limit(params: usize, steps: usize, batch: f64) -> f64 {
+    batch * (steps as f64 / params as f64).sqrt()
+}
+
+/// How the total epsilon is split, as the plan splits it: DP-SGD gets
+/// epsilon (1 - std_frac - share_frac) - check - rnmm_fixed.
+#[derive(Debug, Clone, Copy)]
+pub struct BudgetSplit {
+    /// Fraction of epsilon the private standardization takes (0 without it).
+    pub std_frac: f64,
+    /// Fraction of epsilon RNMM takes (a given --share; 0 with the default fixed eps_RNMM).
+    pub share_frac: f64,
+    /// epsilon of the range check (fixed).
+    pub check: f64,
+    /// The default fixed eps_RNMM (0 with a given --share).
+    pub rnmm_fixed: f64,
+}
+
+impl BudgetSplit {
+    /// The total epsilon whose DP-SGD share is `dpsgd` (the split solved for epsilon).
+    fn total_for(&self, dpsgd: f64) -> f64 {
+        (dpsgd + self.check + self.rnmm_fixed) / (1.0 - self.std_frac - self.share_frac)
+    }
+}
+
+/// The range check's chance of a wrong verdict that the second rule accepts (module doc).
+pub const RANGE_CHECK_ERROR: f64 = 0.05;
+
+/// Refuses when the range check (epsilon `check_epsilon`, 0: not planned) would err with
+/// probability above [`RANGE_CHECK_ERROR`] on `n` rows: exp(-eps n / 2) / 2 > 0.05, i.e.
+/// eps n < 2 ln 10 (module doc).
+pub fn check_range_check_size(n: usize, check_epsilon: f64, epsilon: f64) -> Result<()> {
+    let need = 2.0 * (0.5 / RANGE_CHECK_ERROR).ln();
+    if check_epsilon == 0.0 || check_epsilon * n as f64 >= need {
+        return Ok(());
+    }
+    let p_wrong = 0.5 * (-check_epsilon * n as f64 / 2.0).exp();
+    Err(Error::param(format!(
+        "the data set is too small for the requested privacy: with n = {n} training rows, the \
+         range check's private count (eps = {}, noise scale {} rows) misjudges the candidate \
+         range with probability {p_wrong:.2} (more than {RANGE_CHECK_ERROR}); it needs \
+         --check-epsilon >= {} (spent from --epsilon {}), public --feature-ranges (no check), \
+         or n >= {} rows",
+        fmt_num(check_epsilon),
+        fmt_num(1.0 / check_epsilon),
+        fmt_num(ceil_sig(need / n as f64, 3)),
+        fmt_num(epsilon),
+        (need / check_epsilon).floor() as usize + 1
+    )))
+}
+
+/// What the check needs from the plan.
+#[derive(Clone)]
+pub struct SizeInputs<'a> {
+    /// The requested total epsilon.
+    pub epsilon: f64,
+    /// (B, T) for n training rows, as the plan derives them from the request (given values,
+    /// or the defaults that follow n).
+    pub batch_and_steps: &'a dyn Fn(usize) -> Result<(f64, usize)>,
+    /// Training rows.
+    pub n: usize,
+    /// Model parameters p = m (d + 1).
+    pub params: usize,
+    /// Planned steps T.
+    pub steps: usize,
+    /// Planned expected batch B.
+    pub batch: f64,
+    /// The calibrated noise multiplier.
+    pub z: f64,
+    /// DP-SGD's epsilon and delta.
+    pub dpsgd_epsilon: f64,
+    /// DP-SGD's delta.
+    pub dpsgd_delta: f64,
+    /// The accountant that calibrated z.
+    pub kind: AccountantKind,
+    /// The budget split, to turn DP-SGD's needed epsilon into a total.
+    pub split: BudgetSplit,
+}
+
+/// Refuses when r >= 1 (module doc), in one line: n, the epsilon, r, and what would do.
+pub fn check_size(s: &SizeInputs) -> Result<()> {
+    let r = noise_ratio(s.z, s.params, s.steps, s.batch);
+    if r < 1.0 {
+        return Ok(());
+    }
+    let eps_hint = match needed_dpsgd_epsilon(s, s.n)? {
+        Some(e) => format!(
+            "--epsilon >= {} with these {} rows",
+            fmt_num(ceil_sig(s.split.total_for(e), 3)),
+            s.n
+        ),
+        None => format!("no --epsilon reaches it with {} rows", s.n),
+    };
+    let n_hint = match needed_rows(s)? {
+        Some(n) => format!("n >= {n} rows at --epsilon {}", fmt_num(s.epsilon)),
+        None => format!("more than {MAX_ROWS} rows"),
+    };
+    Err(Error::param(format!(
+        "the data set is too small for the requested privacy: with n = {} training rows, \
+         --epsilon {} leaves DP-SGD epsilon {}, whose noise outweighs the clipped gradients \
+         (r = z sqrt(p / T) / B = {:.3} >= 1 at z = {:.4}, p = {}, T = {}, B = {}); it needs {} \
+         or {}",
+        s.n,
+        fmt_num(s.epsilon),
+        fmt_num(s.dpsgd_epsilon),
+        r,
+        s.z,
+        s.params,
+        s.steps,
+        fmt_num(s.batch),
+        eps_hint,
+        n_hint
+    )))
+}
+
+/// DP-SGD's epsilon at which the calibrated z reaches z* (r = 1) with `n` rows; None when z*
+/// is below what any budget calibrates to. A larger epsilon gives r < 1.
+fn needed_dpsgd_epsilon(s: &SizeInputs, n: usize) -> Result<Option<f64>> {
+    let (batch, steps) = (s.batch_and_steps)(n)?;
+    let z_star = z_limit(s.params, steps, batch);
+    if z_star < MIN_NOISE_MULTIPLIER {
+        return Ok(None);
+    }
+    let e = s
+        .kind
+        .epsilon(batch / n as f64, steps, z_star, s.dpsgd_delta)?;
+    Ok(e.is_finite().then_some(e))
+}
+
+/// The smallest n' > n at which DP-SGD's epsilon meets r < 1 (the batch and steps follow n' as
+/// the request's defaults or given values do), by doubling then bisection; r falls as n grows
+/// (q = B / n falls at fixed B and T, and the default B = n / 10 grows z* with n).
+fn needed_rows(s: &SizeInputs) -> Result<Option<usize>> {
+    let ok = |n: usize| -> bool {
+        matches!(needed_dpsgd_epsilon(s, n), Ok(Some(e)) if e < s.dpsgd_epsilon)
+    };
+    let (mut lo, mut hi) = (s.n, s.n.max(1) * 2);
+    while !ok(hi) {
+        if hi >= MAX_ROWS {
+            return Ok(None);
+        }
+        lo = hi;
+        hi = (hi * 2).min(MAX_ROWS);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ok(mid) { hi = mid } else { lo = mid }
+    }
+    Ok(Some(hi))
+}
+
+/// x rounded up to `digits` significant digits (a printed bound that still holds).
+fn ceil_sig(x: f64, digits: i32) -> f64 {
+    if !(x.is_finite() && x > 0.0) {
+        return x;
+    }
+    let scale = 10f64.powi(digits - 1 - x.log10().floor() as i32);
+    (x * scale).ceil() / scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_is_one_at_the_limit() {
+        let z = z_limit(42, 300, 17.0);
+        assert!((noise_ratio(z, 42, 300, 17.0) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn range_check_rule_has_its_boundary_at_2_ln_10() {
+        // 2 ln 10 / 0.05 = 92.1: 92 rows are refused, 93 are not.
+        assert!(check_range_check_size(92, 0.05, 2.0).is_err());
+        assert!(check_range_check_size(93, 0.05, 2.0).is_ok());
+        assert!(check_range_check_size(5, 0.0, 2.0).is_ok());
+        let msg = check_range_check_size(29, 0.05, 2.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("--check-epsilon >= 0.159") && msg.contains("n >= 93 rows"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn ceil_keeps_three_digits_and_rounds_up() {
+        assert_eq!(ceil_sig(3.2101, 3), 3.22);
+        assert_eq!(ceil_sig(0.0123401, 3), 0.0124);
+        assert_eq!(ceil_sig(2.0, 3), 2.0);
+    }
+}
