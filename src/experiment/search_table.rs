@@ -17,6 +17,10 @@ pub enum FamilyKind {
     /// Point-mass mixtures for a linear-model loss with G(x, y) = (a / b) ||x|| (robust
     /// regression, Huber): per component a share of the rows, a feature vector and a label.
     RegressionMixture,
+    /// Point-mass mixtures for binary logistic regression (G(x, y) = ||x||): per component a
+    /// share of the rows, a feature vector and the fraction of its rows labelled +1 (both labels
+    /// always present, so that f* is attained).
+    LogisticMixture,
 }
 
 /// What a search maximizes.

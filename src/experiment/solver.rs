@@ -3,7 +3,7 @@
 //! - weighted sharp loss f(w) = (1/n) sum a_i ||w - c_i||: weighted Weiszfeld (the weighted
 //!   geometric median), with Vardi-Zhang's correction at a center;
 //! - Appendix L loss: the closed form w* = x_bar/||x_bar||, f* = -||x_bar|| (Eq. 101);
-//! - smooth losses (Huber, robust regression, softmax): damped Newton with a Hessian by central
+//! - smooth losses (Huber, robust regression, softmax, binary logistic): damped Newton with a Hessian by central
 //!   differences of the analytic gradient (p is small in the experiments).
 
 use crate::data::Dataset;
@@ -31,9 +31,10 @@ pub fn solve(spec: &LossSpec, loss: &dyn Loss, data: &Dataset) -> Result<Referen
     match spec {
         LossSpec::Sharp => weighted_geometric_median(data, 1e-13, 100_000),
         LossSpec::AppendixL => Ok(appendix_l(data)),
-        LossSpec::Huber { .. } | LossSpec::Robust | LossSpec::Logistic { .. } => {
-            newton(loss, data, &vec![0.0; loss.param_dim()], 1e-10, 500)
-        }
+        LossSpec::Huber { .. }
+        | LossSpec::Robust
+        | LossSpec::Logistic { .. }
+        | LossSpec::BinaryLogistic => newton(loss, data, &vec![0.0; loss.param_dim()], 1e-10, 500),
         LossSpec::TanhNet { .. } => Err(Error::param(
             "the tanh network has no exact solver; use a convex or robust-regression loss",
         )),
@@ -123,7 +124,10 @@ pub fn lambda_min_at_optimum(
     w_star: &[f64],
 ) -> Option<f64> {
     match spec {
-        LossSpec::Huber { .. } | LossSpec::Robust | LossSpec::Logistic { .. } => {
+        LossSpec::Huber { .. }
+        | LossSpec::Robust
+        | LossSpec::Logistic { .. }
+        | LossSpec::BinaryLogistic => {
             let p = w_star.len();
             Some(linalg::min_eigenvalue_symmetric(
                 &hessian(loss, data, w_star),

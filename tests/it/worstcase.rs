@@ -27,9 +27,11 @@ fn j1() -> Spec {
 }
 
 /// Every shipped search spec.
-const SPECS: [&str; 5] = [
+const SPECS: [&str; 7] = [
     "worstcase_h1_sharp",
     "worstcase_i1_sharp",
+    "worstcase_j1_huber",
+    "worstcase_j1_logistic",
     "worstcase_j1_sharp",
     "worstcase_k1_sharp",
     "worstcase_n1_robust",
@@ -207,8 +209,10 @@ impl InstanceFamily for Leaky {
             match self.inner {
                 // The sharp loss: G_i = a_i, the label.
                 Family::Sharp(_) => d.y.iter_mut().for_each(|a| *a *= 1.01),
-                // Robust regression: G_i = ||x_i|| / sqrt 2.
-                Family::Regression(_) => d.x.iter_mut().for_each(|v| *v *= 1.01),
+                // Robust, Huber and binary logistic regression: G_i = lip ||x_i||.
+                Family::Regression(_) | Family::Logistic(_) => {
+                    d.x.iter_mut().for_each(|v| *v *= 1.01)
+                }
             }
         }
         Ok(d)
@@ -217,7 +221,12 @@ impl InstanceFamily for Leaky {
 
 #[test]
 fn a_planted_moment_violation_is_caught() {
-    for name in ["worstcase_j1_sharp", "worstcase_n1_robust"] {
+    for name in [
+        "worstcase_j1_sharp",
+        "worstcase_n1_robust",
+        "worstcase_j1_huber",
+        "worstcase_j1_logistic",
+    ] {
         planted_violation(&Spec::load(&shipped(name), Scale::Quick).unwrap());
     }
 }

@@ -22,7 +22,14 @@
 //! (robust regression, Huber): per component a share of the rows at one feature vector x_j
 //! (a log-magnitude and a direction) with one label y_j; the magnitudes are rescaled so that the
 //! moment holds with equality, as above. It serves Thm 6.8 / N.1 (robust regression is L-smooth
-//! and nonconvex).
+//! and nonconvex) and Thm 6.2 / J.1 over Huber regression (convex).
+//!
+//! [`LogisticMixture`] is the same for binary logistic regression (G(x, y) = ||x||, labels
+//! +-1): per component a share of the rows at one feature vector x_j, split between the labels
+//! +1 and -1 by a fraction of its own, with at least one row of each (so every component holds
+//! at least two rows): with both labels at every x_j, f is coercive on the span of the x_j and
+//! f* is attained (separable data would have no minimizer). It decodes to twice as many
+//! point masses (x_j, +1) and (x_j, -1).
 
 use serde::{Deserialize, Serialize};
 
@@ -76,13 +83,31 @@ pub struct RegressionMixture {
     pub lip: f64,
 }
 
-/// A searched family: the sharp or the regression mixture.
+/// The point-mass mixture family of binary logistic regression (G(x, y) = ||x||), both labels
+/// at every feature vector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogisticMixture {
+    /// Rows n (at least 2 per component).
+    pub n: usize,
+    /// Dimension d of the features.
+    pub d: usize,
+    /// Components m (distinct feature vectors).
+    pub m: usize,
+    /// Tail index k of Assumption 6.1 (inf: bounded).
+    pub k: f64,
+    /// The moment level G_emp the magnitudes are rescaled to.
+    pub g_emp: f64,
+}
+
+/// A searched family: the sharp, the regression or the logistic mixture.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Family {
     /// [`SharpMixture`].
     Sharp(SharpMixture),
     /// [`RegressionMixture`].
     Regression(RegressionMixture),
+    /// [`LogisticMixture`].
+    Logistic(LogisticMixture),
 }
 
 impl Family {
@@ -91,6 +116,7 @@ impl Family {
         match self {
             Family::Sharp(f) => f.components(theta),
             Family::Regression(f) => f.components(theta),
+            Family::Logistic(f) => f.components(theta),
         }
     }
     /// Dimension d of the data.
@@ -98,6 +124,7 @@ impl Family {
         match self {
             Family::Sharp(f) => f.d,
             Family::Regression(f) => f.d,
+            Family::Logistic(f) => f.d,
         }
     }
 }
@@ -107,6 +134,7 @@ impl InstanceFamily for Family {
         match self {
             Family::Sharp(f) => f.dim(),
             Family::Regression(f) => f.dim(),
+            Family::Logistic(f) => f.dim(),
         }
     }
     fn build(&self, theta: &[f64]) -> Result<Dataset> {
@@ -270,9 +298,15 @@ impl RegressionMixture {
     /// The decoded components at `theta` (moment enforced): shares, then x_j = s e^(t_j)
     /// u_j / ||u_j|| (u_j = 0: the first axis) with one factor s for all, then labels.
     pub fn components(&self, theta: &[f64]) -> Result<Components> {
-        let (m, d) = (self.m, self.d);
+        let m = self.m;
         check_theta(theta, self.dim())?;
-        let rows = allocate(&softmax(&theta[..m]), self.n);
+        self.components_with_rows(theta, allocate(&softmax(&theta[..m]), self.n))
+    }
+
+    /// [`RegressionMixture::components`] with the row counts given (the moment is enforced over
+    /// these rows).
+    fn components_with_rows(&self, theta: &[f64], rows: Vec<usize>) -> Result<Components> {
+        let (m, d) = (self.m, self.d);
         let mags: Vec<f64> = theta[m..2 * m]
             .iter()
             .map(|v| v.clamp(-30.0, 30.0).exp())
@@ -304,6 +338,77 @@ impl RegressionMixture {
     /// Number of free parameters.
     pub fn dim(&self) -> usize {
         self.m * (3 + self.d)
+    }
+}
+
+impl LogisticMixture {
+    /// The decoded components at `theta` (moment enforced): shares (every component raised to
+    /// two rows, taken from the largest), magnitudes and directions as
+    /// [`RegressionMixture::components`] with lip = 1, then per component the share of label +1,
+    /// sigmoid(q_j) of its rows rounded and kept in [1, r_j - 1]. Returns 2m point masses: the
+    /// +1 rows of component j at index 2j, its -1 rows at 2j + 1.
+    pub fn components(&self, theta: &[f64]) -> Result<Components> {
+        let (m, d) = (self.m, self.d);
+        check_theta(theta, self.dim())?;
+        if self.n < 2 * m {
+            return Err(Error::param(format!(
+                "a logistic mixture of {m} components needs n >= {}, but n = {}",
+                2 * m,
+                self.n
+            )));
+        }
+        let mut rows = allocate(&softmax(&theta[..m]), self.n);
+        while let Some(j) = rows.iter().position(|&r| r < 2) {
+            let top = (0..m)
+                .max_by_key(|&i| (rows[i], usize::MAX - i))
+                .unwrap_or(0);
+            rows[top] -= 1;
+            rows[j] += 1;
+        }
+        let reg = RegressionMixture {
+            n: self.n,
+            d,
+            m,
+            k: self.k,
+            g_emp: self.g_emp,
+            lip: 1.0,
+        };
+        let base = reg.components_with_rows(theta, rows.clone())?;
+        let q = &theta[(2 + d) * m..];
+        let mut out = Components {
+            rows: Vec::with_capacity(2 * m),
+            weight: Vec::with_capacity(2 * m),
+            centre: Vec::with_capacity(2 * m),
+            label: Some(Vec::with_capacity(2 * m)),
+        };
+        for j in 0..m {
+            let r = rows[j];
+            let pos = ((r as f64) / (1.0 + (-q[j].clamp(-30.0, 30.0)).exp())).round() as usize;
+            let pos = pos.clamp(1, r - 1);
+            for (count, y) in [(pos, 1.0), (r - pos, -1.0)] {
+                out.rows.push(count);
+                out.weight.push(base.weight[j]);
+                out.centre.push(base.centre[j].clone());
+                if let Some(l) = out.label.as_mut() {
+                    l.push(y);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Number of free parameters (as [`RegressionMixture`]: the labels become label shares).
+    pub fn dim(&self) -> usize {
+        self.m * (3 + self.d)
+    }
+}
+
+impl InstanceFamily for LogisticMixture {
+    fn dim(&self) -> usize {
+        LogisticMixture::dim(self)
+    }
+    fn build(&self, theta: &[f64]) -> Result<Dataset> {
+        self.components(theta)?.dataset(self.d)
     }
 }
 

@@ -33,7 +33,7 @@ use crate::experiment::spec::{Scale, ScaleSpec, Spec};
 use crate::loss::LossSpec;
 use crate::results_file::{Record, ResultsFile};
 use crate::theory::TheoremId;
-use family::{Components, Family, RegressionMixture, SharpMixture, moment_level};
+use family::{Components, Family, LogisticMixture, RegressionMixture, SharpMixture, moment_level};
 use search::{Budget, Context, Found, Measured, Phase};
 
 /// One finished cell: the search and the fresh re-estimates of what it found.
@@ -99,6 +99,12 @@ pub fn search_table(spec: &Spec) -> Result<&SearchSpec> {
         FamilyKind::SharpMixture if !matches!(spec.raw.loss, LossSpec::Sharp) => {
             return Err(Error::Config(
                 "search.family = \"sharp_mixture\" needs loss = { family = \"sharp\" }".into(),
+            ));
+        }
+        FamilyKind::LogisticMixture if !matches!(spec.raw.loss, LossSpec::BinaryLogistic) => {
+            return Err(Error::Config(
+                "search.family = \"logistic_mixture\" needs loss = { family = \"binary_logistic\" }"
+                    .into(),
             ));
         }
         FamilyKind::RegressionMixture if linear_lip(spec).is_none() => {
@@ -184,6 +190,7 @@ pub fn cell_setup(spec: &Spec, c: usize) -> Result<(Context<'_>, Family)> {
             g_emp,
             lip: linear_lip(spec).unwrap_or(f64::NAN),
         }),
+        FamilyKind::LogisticMixture => Family::Logistic(LogisticMixture { n, d, m, k, g_emp }),
     };
     let ctx = Context {
         spec,
