@@ -65,6 +65,10 @@ pub struct SearchSpec {
     /// Standard deviation scale of random restarts and the initial simplex's step (default 1).
     #[serde(default = "one")]
     pub spread: f64,
+    /// Thm I.1 only: every centre lies beyond the ball W along the first axis, so that the
+    /// constrained minimizer lies on W's boundary (the case the constrained theory is about).
+    #[serde(default)]
+    pub boundary: bool,
     /// Budget at the quick scale.
     pub quick: SearchScale,
     /// Budget at the full scale.

@@ -1,7 +1,9 @@
-//! The loss families the worst-case search moves through beside the sharp loss: Huber
-//! regression at d = 8 and binary logistic regression (Thm 6.2 / J.1). Every instance either
-//! family proposes, at random parameters, meets Assumption 6.1 with equality (measured through
-//! the loss's own G(x, y)); every logistic instance keeps f* attained.
+//! The families the worst-case search moves through beside the interior sharp mixtures: Huber
+//! regression at d = 8 and binary logistic regression (Thm 6.2 / J.1), and Thm I.1 with the
+//! minimizer on the boundary of W. Every instance the regression families propose, at random
+//! parameters, meets Assumption 6.1 with equality (measured through the loss's own G(x, y));
+//! every logistic instance keeps f* attained; every boundary instance has its exact constrained
+//! minimizer on the sphere, no worse than any sampled point of W.
 
 use rand::{RngExt, SeedableRng};
 
@@ -31,12 +33,16 @@ fn thetas(dim: usize, count: usize, seed: u64, s: f64) -> Vec<Vec<f64>> {
 }
 
 /// Assumption 6.1 at J.1's level, (mean_i G_i^k)^(1/k) = G gamma^(-1/k), holds with equality on
-/// every instance of the Huber (d = 8) and logistic families at random parameters, with G_i from
+/// every instance of the Huber (d = 8), logistic and I.1 boundary families at random parameters, with G_i from
 /// the loss's own closed form (not the family's decoding), for every k of the shipped specs; and
 /// the search's own check accepts each.
 #[test]
 fn every_proposed_instance_meets_the_moment_with_equality() {
-    for name in ["worstcase_j1_huber", "worstcase_j1_logistic"] {
+    for name in [
+        "worstcase_j1_huber",
+        "worstcase_j1_logistic",
+        "worstcase_i1_boundary",
+    ] {
         let spec = spec(name);
         let form = spec.raw.loss.lipschitz_form().unwrap();
         for cell in 0..spec.cells() {
@@ -94,5 +100,57 @@ fn logistic_instances_keep_the_minimizer_attained() {
         let r = solver::solve(&spec.raw.loss, loss.as_ref(), &data)
             .unwrap_or_else(|e| panic!("point {t}: {e}"));
         assert!(r.w_star.iter().all(|v| v.is_finite()) && r.f_star.is_finite());
+    }
+}
+
+/// Thm I.1 with the minimizer on the boundary: at random parameters the centres lie beyond W,
+/// the exact constrained minimizer (`solver::sharp_on_ball`) lies on the sphere ||w|| = R with a
+/// KKT residual below 1e-6, and no one of 400 points drawn in W (uniform in the ball, and on the
+/// sphere) has a smaller f. At parameters 0 it is (R, 0) (one point mass at (2R, 0)).
+#[test]
+fn boundary_instances_put_the_constrained_minimizer_on_the_sphere() {
+    let spec = spec("worstcase_i1_boundary");
+    let rad = spec.raw.radius.unwrap();
+    let mut r = rand_pcg::Pcg64::seed_from_u64(11);
+    for cell in [0, 3] {
+        let (_, fam) = cell_setup(&spec, cell).unwrap();
+        let known = fam.build(&vec![0.0; fam.dim()]).unwrap();
+        let w = solver::sharp_on_ball(&known, rad, 1e-13, 100_000)
+            .unwrap()
+            .w_star;
+        assert!((w[0] - rad).abs() < 1e-9 && w[1].abs() < 1e-9, "{w:?}");
+        for theta in thetas(fam.dim(), 100, 90 + cell as u64, 4.0) {
+            let data = fam.build(&theta).unwrap();
+            assert!((0..data.n).all(|i| data.row(i)[0] > rad));
+            let re = solver::sharp_on_ball(&data, rad, 1e-13, 100_000).unwrap();
+            let f = |v: &[f64]| {
+                (0..data.n)
+                    .map(|i| {
+                        let c = data.row(i);
+                        data.y[i] * ((v[0] - c[0]).powi(2) + (v[1] - c[1]).powi(2)).sqrt()
+                    })
+                    .sum::<f64>()
+                    / data.n as f64
+            };
+            let norm = re.w_star.iter().map(|v| v * v).sum::<f64>().sqrt();
+            assert!((norm / rad - 1.0).abs() < 1e-9, "||w*|| = {norm}");
+            assert!(re.residual < 1e-6, "KKT residual {}", re.residual);
+            assert!((f(&re.w_star) - re.f_star).abs() < 1e-12 * (1.0 + re.f_star));
+            for s in 0..400 {
+                let a = 2.0 * std::f64::consts::PI * r.random::<f64>();
+                let rr = if s % 2 == 0 {
+                    rad
+                } else {
+                    rad * r.random::<f64>().sqrt()
+                };
+                let v = [rr * a.cos(), rr * a.sin()];
+                assert!(
+                    f(&v) >= re.f_star - 1e-10 * (1.0 + re.f_star),
+                    "f({v:?}) = {} below f* = {}",
+                    f(&v),
+                    re.f_star
+                );
+            }
+        }
     }
 }

@@ -64,6 +64,13 @@ pub struct SharpMixture {
     /// Thm I.1: every centre lies strictly inside the ball of this radius (R - D0).
     #[serde(default)]
     pub max_centre: Option<f64>,
+    /// Thm I.1 with the minimizer on the boundary of W (radius R; overrides `max_centre`): every
+    /// centre has first coordinate in (R, 3R) and the others in (-2R, 2R) ([`boundary_centre`]),
+    /// so the centres' convex hull, which holds the unconstrained minimizer, lies outside W and
+    /// the constrained minimizer w*_W lies on its boundary. At parameters 0 every centre is
+    /// (2R, 0, ..., 0): one point mass, whose w*_W = (R, 0, ..., 0).
+    #[serde(default)]
+    pub boundary: Option<f64>,
 }
 
 /// The point-mass mixture family of a linear-model loss with G(x, y) = lip ||x||.
@@ -251,9 +258,10 @@ impl SharpMixture {
         let centre = (0..m)
             .map(|j| {
                 let u = &theta[2 * m + j * d..2 * m + (j + 1) * d];
-                match self.max_centre {
-                    Some(r) => squash(u, r),
-                    None => u.to_vec(),
+                match (self.boundary, self.max_centre) {
+                    (Some(r), _) => boundary_centre(u, r),
+                    (None, Some(r)) => squash(u, r),
+                    (None, None) => u.to_vec(),
                 }
             })
             .collect();
@@ -284,6 +292,21 @@ fn check_theta(theta: &[f64], dim: usize) -> Result<()> {
 fn squash(u: &[f64], r: f64) -> Vec<f64> {
     let s = r / (1.0 + u.iter().map(|v| v * v).sum::<f64>()).sqrt();
     u.iter().map(|v| v * s).collect()
+}
+
+/// u mapped beyond the ball of radius r along the first axis: (r (2 + tanh u_0), 2 r tanh u_1,
+/// ...), first coordinate in (r, 3r).
+pub fn boundary_centre(u: &[f64], r: f64) -> Vec<f64> {
+    u.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            if i == 0 {
+                r * (2.0 + v.tanh())
+            } else {
+                2.0 * r * v.tanh()
+            }
+        })
+        .collect()
 }
 
 /// The row-wise G_i of per-component values (G_j repeated over its rows).
@@ -482,6 +505,7 @@ mod tests {
                 k,
                 g_emp: 1.7,
                 max_centre: None,
+                boundary: None,
             };
             let theta: Vec<f64> = (0..fam.dim()).map(|i| ((i * 7) % 5) as f64 - 2.0).collect();
             let data = fam.build(&theta).unwrap();
@@ -534,6 +558,7 @@ mod tests {
             k: 2.0,
             g_emp: 1.0,
             max_centre: Some(2.0),
+            boundary: None,
         };
         let theta = vec![0.0, 0.0, 0.0, 0.0, 1e6, -1e6, 3.0, 0.5];
         let c = fam.components(&theta).unwrap();
@@ -552,6 +577,7 @@ mod tests {
             k: 3.0,
             g_emp: 1.0,
             max_centre: None,
+            boundary: None,
         };
         let mut theta = vec![0.0; fam.dim()];
         theta[1] = -(399f64).ln(); // pi_2 = 1/400

@@ -126,6 +126,11 @@ pub fn search_table(spec: &Spec) -> Result<&SearchSpec> {
                 .into(),
         ));
     }
+    if s.boundary && !constrained {
+        return Err(Error::Config(
+            "search.boundary = true puts the minimizer on the boundary of W: it needs Thm I.1 (a radius)".into(),
+        ));
+    }
     if let Some(r) = spec.raw.radius
         && r <= spec.raw.constants.dist0
     {
@@ -181,6 +186,7 @@ pub fn cell_setup(spec: &Spec, c: usize) -> Result<(Context<'_>, Family)> {
             k,
             g_emp,
             max_centre: spec.raw.radius.map(|r| r - spec.raw.constants.dist0),
+            boundary: spec.raw.radius.filter(|_| s.boundary),
         }),
         FamilyKind::RegressionMixture => Family::Regression(RegressionMixture {
             n,
