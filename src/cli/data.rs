@@ -45,7 +45,7 @@ pub struct DescribeArgs {
     /// Name of the CSV's label column.
     #[arg(long)]
     pub label: Option<String>,
-    /// Loss family (logistic, huber, sharp, appendix_l, robust), or an inline TOML table such
+    /// Loss family (logistic, binary_logistic, huber, sharp, appendix_l, robust), or an inline TOML table such
     /// as '{ family = "huber", c = 0.5 }'.
     #[arg(long, default_value = "logistic")]
     pub loss: String,
