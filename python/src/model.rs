@@ -53,6 +53,7 @@ fn classes_from_len(loss: &LossSpec, d: usize, p: usize) -> Result<usize> {
 fn loss_name(loss: &LossSpec) -> &'static str {
     match loss {
         LossSpec::Logistic { .. } => "logistic",
+        LossSpec::BinaryLogistic => "binary_logistic",
         LossSpec::Huber { .. } => "huber",
         LossSpec::Sharp => "sharp",
         LossSpec::AppendixL => "appendix_l",
@@ -74,7 +75,7 @@ fn model(loss: &LossSpec, w: &[f64], data: &Dataset) -> Result<Model> {
             }
             return Ok(Model::Linear);
         }
-        LossSpec::Sharp | LossSpec::AppendixL => {
+        LossSpec::Sharp | LossSpec::AppendixL | LossSpec::BinaryLogistic => {
             return Err(Error::param(format!(
                 "the {} loss is no predictive model: predict and accuracy take logistic or \
                  tanh_net (classes), huber or robust (regression)",

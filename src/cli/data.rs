@@ -45,8 +45,8 @@ pub struct DescribeArgs {
     /// Name of the CSV's label column.
     #[arg(long)]
     pub label: Option<String>,
-    /// Loss family (logistic, huber, sharp, appendix_l, robust), or an inline TOML table such
-    /// as '{ family = "huber", c = 0.5 }'.
+    /// Loss family (logistic, binary_logistic, huber, sharp, appendix_l, robust), or an inline
+    /// TOML table such as '{ family = "huber", c = 0.5 }'.
     #[arg(long, default_value = "logistic")]
     pub loss: String,
     /// Moment order k of G_Z^k = mean G_i^k (Assumption 6.1). Default: the generator's k when

@@ -132,7 +132,7 @@ fn document(word: &str, done: &[(WorstSummary, Vec<PathBuf>)], base: &Path) -> S
             .collect();
         md.push_str(&report::markdown(s, &rel, shipped(&s.theorem)));
     }
-    md.push_str(&report::limits());
+    md.push_str(&report::limits(&summaries));
     md
 }
 

@@ -310,19 +310,39 @@ struct Problem {
 impl Problem {
     /// w0 = w* + dist0 (1, ..., 1)/sqrt(p), or 0 (then d0 = ||w*||); W = the ball of the
     /// spec's radius, which must hold w* and w0.
+    ///
+    /// Thm I.1 with the sharp loss and a minimizer outside W (a case that was refused before):
+    /// w* is the constrained minimizer w*_W on the boundary ([`solver::sharp_on_ball`]), and
+    /// where w* + dist0 u leaves W the start moves radially inwards, w0 = w* (1 - dist0 / R),
+    /// still at distance dist0 from w*.
     fn new(spec: &Spec, data: &Dataset) -> Result<Problem> {
         let raw = &spec.raw;
         let loss = raw.loss.build(data)?;
-        let reference = solver::solve(&raw.loss, loss.as_ref(), data)?;
+        let reference = match (raw.radius, &raw.loss) {
+            (Some(rad), LossSpec::Sharp) => solver::sharp_on_ball(data, rad, 1e-13, 100_000)?,
+            _ => solver::solve(&raw.loss, loss.as_ref(), data)?,
+        };
         let p = loss.param_dim();
         let u = 1.0 / (p as f64).sqrt();
-        let (w0, d0) = match raw.constants.w0 {
+        let (mut w0, d0) = match raw.constants.w0 {
             Some(StartSpec::Zero) => (vec![0.0; p], norm2(&reference.w_star)),
             _ => {
                 let d0 = raw.constants.dist0;
                 (reference.w_star.iter().map(|w| w + d0 * u).collect(), d0)
             }
         };
+        if let (Some(rad), LossSpec::Sharp, None | Some(StartSpec::Offset)) =
+            (raw.radius, &raw.loss, raw.constants.w0)
+            && norm2(&w0) > rad * (1.0 + 1e-12)
+            && norm2(&reference.w_star) >= rad * (1.0 - 1e-9)
+            && d0 < rad
+        {
+            w0 = reference
+                .w_star
+                .iter()
+                .map(|w| w * (1.0 - d0 / rad))
+                .collect();
+        }
         if raw.constants.w0 != Some(StartSpec::Zero) {
             check_start(loss.as_ref(), data, &reference.w_star, &w0, d0)?;
         }

@@ -17,6 +17,10 @@ pub enum FamilyKind {
     /// Point-mass mixtures for a linear-model loss with G(x, y) = (a / b) ||x|| (robust
     /// regression, Huber): per component a share of the rows, a feature vector and a label.
     RegressionMixture,
+    /// Point-mass mixtures for binary logistic regression (G(x, y) = ||x||): per component a
+    /// share of the rows, a feature vector and the fraction of its rows labelled +1 (both labels
+    /// always present, so that f* is attained).
+    LogisticMixture,
 }
 
 /// What a search maximizes.
@@ -61,6 +65,10 @@ pub struct SearchSpec {
     /// Standard deviation scale of random restarts and the initial simplex's step (default 1).
     #[serde(default = "one")]
     pub spread: f64,
+    /// Thm I.1 only: every centre lies beyond the ball W along the first axis, so that the
+    /// constrained minimizer lies on W's boundary (the case the constrained theory is about).
+    #[serde(default)]
+    pub boundary: bool,
     /// Budget at the quick scale.
     pub quick: SearchScale,
     /// Budget at the full scale.

@@ -3,6 +3,7 @@
 //! per-sample gradients.
 
 pub mod appendix_l;
+pub mod binary_logistic;
 pub mod clip;
 pub mod glm;
 pub mod huber;
@@ -21,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::linalg::{axpy, dot};
 
 pub use appendix_l::AppendixLLoss;
+pub use binary_logistic::BinaryLogisticLoss;
 pub use huber::HuberLoss;
 pub use logistic::{SoftmaxKernel, SoftmaxLoss};
 pub use robust::RobustLoss;
@@ -165,7 +167,7 @@ pub fn lipschitz_constants(loss: &dyn Loss, data: &Dataset) -> Result<Vec<f64>> 
 /// ([`LipschitzForm::k_norm`], Assumption 6.1).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LipschitzForm {
-    /// G = (a / b) ||x||: Huber (c / 1), Appendix L (3 / 1, Eq. (100)), robust regression
+    /// G = (a / b) ||x||: Huber (c / 1), binary logistic (1 / 1), Appendix L (3 / 1, Eq. (100)), robust regression
     /// (1 / sqrt 2). Kept as a ratio so that ||x|| / sqrt 2 is computed as written.
     Linear {
         /// Numerator a of the ratio.

@@ -6,8 +6,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    AppendixLLoss, HuberLoss, LipschitzForm, Loss, RobustLoss, SharpLoss, SoftmaxLoss, TanhNet,
-    appendix_l, huber, logistic, robust, sharp, tanh_net,
+    AppendixLLoss, BinaryLogisticLoss, HuberLoss, LipschitzForm, Loss, RobustLoss, SharpLoss,
+    SoftmaxLoss, TanhNet, appendix_l, binary_logistic, huber, logistic, robust, sharp, tanh_net,
 };
 use crate::dataset::Dataset;
 use crate::error::{Error, Result};
@@ -21,6 +21,9 @@ pub enum LossSpec {
         /// Number of classes m (default: from the labels).
         classes: Option<usize>,
     },
+    /// Binary logistic regression log(1 + exp(-y <w, x>)), y in {-1, 1}, no bias
+    /// (G(x, y) = ||x||).
+    BinaryLogistic,
     /// Huber linear regression with threshold c.
     Huber {
         /// The threshold c > 0 between the quadratic and linear parts.
@@ -49,6 +52,7 @@ impl LossSpec {
     pub fn lipschitz_form(&self) -> Option<LipschitzForm> {
         match self {
             LossSpec::Logistic { .. } => Some(logistic::lipschitz_form()),
+            LossSpec::BinaryLogistic => Some(binary_logistic::lipschitz_form()),
             LossSpec::Huber { c } => Some(huber::lipschitz_form(*c)),
             LossSpec::Sharp => Some(sharp::lipschitz_form()),
             LossSpec::AppendixL => Some(appendix_l::lipschitz_form()),
@@ -112,6 +116,7 @@ impl LossSpec {
         };
         let loss: Box<dyn Loss> = match self {
             LossSpec::Logistic { classes: c } => Box::new(SoftmaxLoss::new(d, classes(c)?)),
+            LossSpec::BinaryLogistic => Box::new(BinaryLogisticLoss::new(d)),
             LossSpec::Huber { c } => Box::new(HuberLoss::new(d, *c)?),
             LossSpec::Sharp => Box::new(SharpLoss::new(d)),
             LossSpec::AppendixL => Box::new(AppendixLLoss::new(d)),
@@ -128,9 +133,9 @@ impl LossSpec {
 }
 
 /// The family names a loss can be given by alone, with their defaults (huber: c = 1).
-pub const LOSS_NAMES: &str = "logistic, huber, sharp, appendix_l, robust";
+pub const LOSS_NAMES: &str = "logistic, binary_logistic, huber, sharp, appendix_l, robust";
 
-/// A loss by family name (`logistic`, `huber` with c = 1, `sharp`, `appendix_l`, `robust`) or as
+/// A loss by family name (`logistic`, `binary_logistic`, `huber` with c = 1, `sharp`, `appendix_l`, `robust`) or as
 /// an inline TOML table (`{ family = "tanh_net", hidden = 16, radius = 1.0 }`). The command line
 /// (`--loss`) and the Python module parse loss names here, so their defaults cannot differ.
 impl FromStr for LossSpec {

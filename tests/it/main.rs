@@ -36,5 +36,6 @@ mod step_clip;
 mod theory;
 mod usage;
 mod worstcase;
+mod worstcase_families;
 mod worstcase_qv;
 mod worstcase_search;

@@ -27,9 +27,12 @@ fn j1() -> Spec {
 }
 
 /// Every shipped search spec.
-const SPECS: [&str; 5] = [
+const SPECS: [&str; 8] = [
     "worstcase_h1_sharp",
+    "worstcase_i1_boundary",
     "worstcase_i1_sharp",
+    "worstcase_j1_huber",
+    "worstcase_j1_logistic",
     "worstcase_j1_sharp",
     "worstcase_k1_sharp",
     "worstcase_n1_robust",
@@ -207,8 +210,10 @@ impl InstanceFamily for Leaky {
             match self.inner {
                 // The sharp loss: G_i = a_i, the label.
                 Family::Sharp(_) => d.y.iter_mut().for_each(|a| *a *= 1.01),
-                // Robust regression: G_i = ||x_i|| / sqrt 2.
-                Family::Regression(_) => d.x.iter_mut().for_each(|v| *v *= 1.01),
+                // Robust, Huber and binary logistic regression: G_i = lip ||x_i||.
+                Family::Regression(_) | Family::Logistic(_) => {
+                    d.x.iter_mut().for_each(|v| *v *= 1.01)
+                }
             }
         }
         Ok(d)
@@ -217,7 +222,12 @@ impl InstanceFamily for Leaky {
 
 #[test]
 fn a_planted_moment_violation_is_caught() {
-    for name in ["worstcase_j1_sharp", "worstcase_n1_robust"] {
+    for name in [
+        "worstcase_j1_sharp",
+        "worstcase_n1_robust",
+        "worstcase_j1_huber",
+        "worstcase_j1_logistic",
+    ] {
         planted_violation(&Spec::load(&shipped(name), Scale::Quick).unwrap());
     }
 }
@@ -311,13 +321,20 @@ fn a_violating_instance_is_written_as_a_run_spec() {
 /// A family that contains a known hard case: for Thm 5.4 / H.1 and Thm I.1 at k = inf, the
 /// sharp Lipschitz instance f(w) = G ||w - c|| (every row at one centre with G_i = G; the
 /// classical instance on which the subgradient method's G D0 / sqrt(T) is attained), which the
-/// sharp mixture holds at parameters 0. The family is shifted so that the search starts at two
-/// separate centres with unequal weights (a smaller OR / bound); on the same search streams
-/// (common random numbers) the search must reach at least the known instance's OR / bound.
+/// sharp mixture holds at parameters 0; for I.1 with the minimizer on the boundary
+/// (worstcase_i1_boundary), the same point mass at c = (2R, 0) outside W, whose constrained
+/// minimizer (R, 0) has a gradient of norm G (the constrained case at k = inf). The family is
+/// shifted so that the search starts at two separate centres with unequal weights (a smaller
+/// OR / bound); on the same search streams (common random numbers) the search must reach at
+/// least the known instance's OR / bound.
 #[test]
 fn the_search_reaches_the_sharp_lipschitz_instance() {
     // (spec, a cell at k = inf)
-    for (name, cell) in [("worstcase_h1_sharp", 1), ("worstcase_i1_sharp", 3)] {
+    for (name, cell) in [
+        ("worstcase_h1_sharp", 1),
+        ("worstcase_i1_sharp", 3),
+        ("worstcase_i1_boundary", 3),
+    ] {
         let spec = Spec::load(&shipped(name), Scale::Quick).unwrap();
         let (ctx, fam) = cell_setup(&spec, cell).unwrap();
         assert!(ctx.k.is_infinite(), "{name}: cell {cell} is not at k = inf");
@@ -332,15 +349,28 @@ fn the_search_reaches_the_sharp_lipschitz_instance() {
         let known_data = fam.build(&vec![0.0; fam.dim()]).unwrap();
         assert!(known_data.y.iter().all(|&a| a == ctx.g_emp));
         let known = value(&known_data);
-        let offset: Vec<f64> = (0..fam.dim())
-            .map(|i| [0.0, 0.0, 0.0, -1.0, 0.8, 0.0, -0.8, 0.0][i % 8])
-            .collect();
-        let shifted = Shifted { inner: fam, offset };
-        let start = value(&shifted.build(&vec![0.0; shifted.dim()]).unwrap());
-        assert!(
-            start < known,
-            "{name}: the start {start} is not below the known {known}"
-        );
+        // Starts, the first one below the known instance taken (on the boundary, two centres
+        // along the first axis already do worse than the single point mass).
+        let offsets = [
+            [0.0, 0.0, 0.0, -1.0, 0.8, 0.0, -0.8, 0.0],
+            [0.0, 0.0, 0.0, -1.0, 0.0, 1.5, 0.0, -1.5],
+            [0.0, 0.0, -2.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 0.0, 3.0, 0.0, 3.0, 0.0],
+            [0.0, 0.0, 0.0, 0.0, -3.0, 0.0, -3.0, 0.0],
+        ];
+        let shift = |o: &[f64; 8]| Shifted {
+            inner: fam.clone(),
+            offset: (0..fam.dim()).map(|i| o[i % 8]).collect(),
+        };
+        let (shifted, start) = offsets
+            .iter()
+            .map(|o| {
+                let s = shift(o);
+                let v = value(&s.build(&vec![0.0; s.dim()]).unwrap());
+                (s, v)
+            })
+            .find(|(_, v)| *v < known)
+            .unwrap_or_else(|| panic!("{name}: no start below the known {known}"));
         let budget = Budget {
             restarts: 3,
             iterations: 150,

@@ -22,7 +22,14 @@
 //! (robust regression, Huber): per component a share of the rows at one feature vector x_j
 //! (a log-magnitude and a direction) with one label y_j; the magnitudes are rescaled so that the
 //! moment holds with equality, as above. It serves Thm 6.8 / N.1 (robust regression is L-smooth
-//! and nonconvex).
+//! and nonconvex) and Thm 6.2 / J.1 over Huber regression (convex).
+//!
+//! [`LogisticMixture`] is the same for binary logistic regression (G(x, y) = ||x||, labels
+//! +-1): per component a share of the rows at one feature vector x_j, split between the labels
+//! +1 and -1 by a fraction of its own, with at least one row of each (so every component holds
+//! at least two rows): with both labels at every x_j, f is coercive on the span of the x_j and
+//! f* is attained (separable data would have no minimizer). It decodes to twice as many
+//! point masses (x_j, +1) and (x_j, -1).
 
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +64,13 @@ pub struct SharpMixture {
     /// Thm I.1: every centre lies strictly inside the ball of this radius (R - D0).
     #[serde(default)]
     pub max_centre: Option<f64>,
+    /// Thm I.1 with the minimizer on the boundary of W (radius R; overrides `max_centre`): every
+    /// centre has first coordinate in (R, 3R) and the others in (-2R, 2R) ([`boundary_centre`]),
+    /// so the centres' convex hull, which holds the unconstrained minimizer, lies outside W and
+    /// the constrained minimizer w*_W lies on its boundary. At parameters 0 every centre is
+    /// (2R, 0, ..., 0): one point mass, whose w*_W = (R, 0, ..., 0).
+    #[serde(default)]
+    pub boundary: Option<f64>,
 }
 
 /// The point-mass mixture family of a linear-model loss with G(x, y) = lip ||x||.
@@ -76,13 +90,31 @@ pub struct RegressionMixture {
     pub lip: f64,
 }
 
-/// A searched family: the sharp or the regression mixture.
+/// The point-mass mixture family of binary logistic regression (G(x, y) = ||x||), both labels
+/// at every feature vector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogisticMixture {
+    /// Rows n (at least 2 per component).
+    pub n: usize,
+    /// Dimension d of the features.
+    pub d: usize,
+    /// Components m (distinct feature vectors).
+    pub m: usize,
+    /// Tail index k of Assumption 6.1 (inf: bounded).
+    pub k: f64,
+    /// The moment level G_emp the magnitudes are rescaled to.
+    pub g_emp: f64,
+}
+
+/// A searched family: the sharp, the regression or the logistic mixture.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Family {
     /// [`SharpMixture`].
     Sharp(SharpMixture),
     /// [`RegressionMixture`].
     Regression(RegressionMixture),
+    /// [`LogisticMixture`].
+    Logistic(LogisticMixture),
 }
 
 impl Family {
@@ -91,6 +123,7 @@ impl Family {
         match self {
             Family::Sharp(f) => f.components(theta),
             Family::Regression(f) => f.components(theta),
+            Family::Logistic(f) => f.components(theta),
         }
     }
     /// Dimension d of the data.
@@ -98,6 +131,7 @@ impl Family {
         match self {
             Family::Sharp(f) => f.d,
             Family::Regression(f) => f.d,
+            Family::Logistic(f) => f.d,
         }
     }
 }
@@ -107,6 +141,7 @@ impl InstanceFamily for Family {
         match self {
             Family::Sharp(f) => f.dim(),
             Family::Regression(f) => f.dim(),
+            Family::Logistic(f) => f.dim(),
         }
     }
     fn build(&self, theta: &[f64]) -> Result<Dataset> {
@@ -223,9 +258,10 @@ impl SharpMixture {
         let centre = (0..m)
             .map(|j| {
                 let u = &theta[2 * m + j * d..2 * m + (j + 1) * d];
-                match self.max_centre {
-                    Some(r) => squash(u, r),
-                    None => u.to_vec(),
+                match (self.boundary, self.max_centre) {
+                    (Some(r), _) => boundary_centre(u, r),
+                    (None, Some(r)) => squash(u, r),
+                    (None, None) => u.to_vec(),
                 }
             })
             .collect();
@@ -258,6 +294,21 @@ fn squash(u: &[f64], r: f64) -> Vec<f64> {
     u.iter().map(|v| v * s).collect()
 }
 
+/// u mapped beyond the ball of radius r along the first axis: (r (2 + tanh u_0), 2 r tanh u_1,
+/// ...), first coordinate in (r, 3r).
+pub fn boundary_centre(u: &[f64], r: f64) -> Vec<f64> {
+    u.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            if i == 0 {
+                r * (2.0 + v.tanh())
+            } else {
+                2.0 * r * v.tanh()
+            }
+        })
+        .collect()
+}
+
 /// The row-wise G_i of per-component values (G_j repeated over its rows).
 fn per_row(rows: &[usize], g: &[f64]) -> Vec<f64> {
     rows.iter()
@@ -270,9 +321,15 @@ impl RegressionMixture {
     /// The decoded components at `theta` (moment enforced): shares, then x_j = s e^(t_j)
     /// u_j / ||u_j|| (u_j = 0: the first axis) with one factor s for all, then labels.
     pub fn components(&self, theta: &[f64]) -> Result<Components> {
-        let (m, d) = (self.m, self.d);
+        let m = self.m;
         check_theta(theta, self.dim())?;
-        let rows = allocate(&softmax(&theta[..m]), self.n);
+        self.components_with_rows(theta, allocate(&softmax(&theta[..m]), self.n))
+    }
+
+    /// [`RegressionMixture::components`] with the row counts given (the moment is enforced over
+    /// these rows).
+    fn components_with_rows(&self, theta: &[f64], rows: Vec<usize>) -> Result<Components> {
+        let (m, d) = (self.m, self.d);
         let mags: Vec<f64> = theta[m..2 * m]
             .iter()
             .map(|v| v.clamp(-30.0, 30.0).exp())
@@ -304,6 +361,77 @@ impl RegressionMixture {
     /// Number of free parameters.
     pub fn dim(&self) -> usize {
         self.m * (3 + self.d)
+    }
+}
+
+impl LogisticMixture {
+    /// The decoded components at `theta` (moment enforced): shares (every component raised to
+    /// two rows, taken from the largest), magnitudes and directions as
+    /// [`RegressionMixture::components`] with lip = 1, then per component the share of label +1,
+    /// sigmoid(q_j) of its rows rounded and kept in [1, r_j - 1]. Returns 2m point masses: the
+    /// +1 rows of component j at index 2j, its -1 rows at 2j + 1.
+    pub fn components(&self, theta: &[f64]) -> Result<Components> {
+        let (m, d) = (self.m, self.d);
+        check_theta(theta, self.dim())?;
+        if self.n < 2 * m {
+            return Err(Error::param(format!(
+                "a logistic mixture of {m} components needs n >= {}, but n = {}",
+                2 * m,
+                self.n
+            )));
+        }
+        let mut rows = allocate(&softmax(&theta[..m]), self.n);
+        while let Some(j) = rows.iter().position(|&r| r < 2) {
+            let top = (0..m)
+                .max_by_key(|&i| (rows[i], usize::MAX - i))
+                .unwrap_or(0);
+            rows[top] -= 1;
+            rows[j] += 1;
+        }
+        let reg = RegressionMixture {
+            n: self.n,
+            d,
+            m,
+            k: self.k,
+            g_emp: self.g_emp,
+            lip: 1.0,
+        };
+        let base = reg.components_with_rows(theta, rows.clone())?;
+        let q = &theta[(2 + d) * m..];
+        let mut out = Components {
+            rows: Vec::with_capacity(2 * m),
+            weight: Vec::with_capacity(2 * m),
+            centre: Vec::with_capacity(2 * m),
+            label: Some(Vec::with_capacity(2 * m)),
+        };
+        for j in 0..m {
+            let r = rows[j];
+            let pos = ((r as f64) / (1.0 + (-q[j].clamp(-30.0, 30.0)).exp())).round() as usize;
+            let pos = pos.clamp(1, r - 1);
+            for (count, y) in [(pos, 1.0), (r - pos, -1.0)] {
+                out.rows.push(count);
+                out.weight.push(base.weight[j]);
+                out.centre.push(base.centre[j].clone());
+                if let Some(l) = out.label.as_mut() {
+                    l.push(y);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Number of free parameters (as [`RegressionMixture`]: the labels become label shares).
+    pub fn dim(&self) -> usize {
+        self.m * (3 + self.d)
+    }
+}
+
+impl InstanceFamily for LogisticMixture {
+    fn dim(&self) -> usize {
+        LogisticMixture::dim(self)
+    }
+    fn build(&self, theta: &[f64]) -> Result<Dataset> {
+        self.components(theta)?.dataset(self.d)
     }
 }
 
@@ -377,6 +505,7 @@ mod tests {
                 k,
                 g_emp: 1.7,
                 max_centre: None,
+                boundary: None,
             };
             let theta: Vec<f64> = (0..fam.dim()).map(|i| ((i * 7) % 5) as f64 - 2.0).collect();
             let data = fam.build(&theta).unwrap();
@@ -429,6 +558,7 @@ mod tests {
             k: 2.0,
             g_emp: 1.0,
             max_centre: Some(2.0),
+            boundary: None,
         };
         let theta = vec![0.0, 0.0, 0.0, 0.0, 1e6, -1e6, 3.0, 0.5];
         let c = fam.components(&theta).unwrap();
@@ -447,6 +577,7 @@ mod tests {
             k: 3.0,
             g_emp: 1.0,
             max_centre: None,
+            boundary: None,
         };
         let mut theta = vec![0.0; fam.dim()];
         theta[1] = -(399f64).ln(); // pi_2 = 1/400

@@ -33,7 +33,7 @@ use crate::experiment::spec::{Scale, ScaleSpec, Spec};
 use crate::loss::LossSpec;
 use crate::results_file::{Record, ResultsFile};
 use crate::theory::TheoremId;
-use family::{Components, Family, RegressionMixture, SharpMixture, moment_level};
+use family::{Components, Family, LogisticMixture, RegressionMixture, SharpMixture, moment_level};
 use search::{Budget, Context, Found, Measured, Phase};
 
 /// One finished cell: the search and the fresh re-estimates of what it found.
@@ -101,6 +101,12 @@ pub fn search_table(spec: &Spec) -> Result<&SearchSpec> {
                 "search.family = \"sharp_mixture\" needs loss = { family = \"sharp\" }".into(),
             ));
         }
+        FamilyKind::LogisticMixture if !matches!(spec.raw.loss, LossSpec::BinaryLogistic) => {
+            return Err(Error::Config(
+                "search.family = \"logistic_mixture\" needs loss = { family = \"binary_logistic\" }"
+                    .into(),
+            ));
+        }
         FamilyKind::RegressionMixture if linear_lip(spec).is_none() => {
             return Err(Error::Config(
                 "search.family = \"regression_mixture\" needs a loss with G(x, y) = c ||x|| (robust or huber)".into(),
@@ -118,6 +124,11 @@ pub fn search_table(spec: &Spec) -> Result<&SearchSpec> {
         return Err(Error::Config(
             "a Thm I.1 search uses search.family = \"sharp_mixture\" (centres kept inside W)"
                 .into(),
+        ));
+    }
+    if s.boundary && !constrained {
+        return Err(Error::Config(
+            "search.boundary = true puts the minimizer on the boundary of W: it needs Thm I.1 (a radius)".into(),
         ));
     }
     if let Some(r) = spec.raw.radius
@@ -175,6 +186,7 @@ pub fn cell_setup(spec: &Spec, c: usize) -> Result<(Context<'_>, Family)> {
             k,
             g_emp,
             max_centre: spec.raw.radius.map(|r| r - spec.raw.constants.dist0),
+            boundary: spec.raw.radius.filter(|_| s.boundary),
         }),
         FamilyKind::RegressionMixture => Family::Regression(RegressionMixture {
             n,
@@ -184,6 +196,7 @@ pub fn cell_setup(spec: &Spec, c: usize) -> Result<(Context<'_>, Family)> {
             g_emp,
             lip: linear_lip(spec).unwrap_or(f64::NAN),
         }),
+        FamilyKind::LogisticMixture => Family::Logistic(LogisticMixture { n, d, m, k, g_emp }),
     };
     let ctx = Context {
         spec,

@@ -408,28 +408,37 @@ pub fn shipped_max(verification_md: &str, theorem: &str) -> Option<(f64, String)
         .max_by(|a, b| a.0.total_cmp(&b.0))
 }
 
-/// What the search cannot show (once per report).
-pub fn limits() -> String {
-    "## What this search can and cannot show\n\n\
+/// What the search cannot show (once per report); "Searched" names the specs of this run.
+pub fn limits(summaries: &[WorstSummary]) -> String {
+    let searched: Vec<String> = summaries
+        .iter()
+        .map(|s| format!("{} (`{}`)", s.title, s.spec))
+        .collect();
+    format!(
+        "## What this search can and cannot show\n\n\
 - A worst case found is a lower estimate of the supremum of OR / bound over the family: a \
 derivative-free search with a finite budget can miss a worse instance, so \"the bound is loose by \
 at least 1 / (worst OR / bound)\" is not shown; only \"no instance found is worse than this\".\n\
-- The family is not the whole class. Searched: point-mass mixtures (m components, each a share of \
-the rows at one point with one G_i) of the weighted sharp loss (Thm 5.4 / H.1, I.1, 6.2 / J.1, \
-6.5 / K.1) and of robust regression (Thm 6.8 / N.1), with Assumption 6.1 met with equality at the \
-level the theorem's proof needs of the data set (I.1, J.1, N.1: mean G_i^k <= G^k / gamma; K.1: \
-mean G_i^k <= 4 G^k; H.1, which has no moment assumption: G_n = max G_i = G), D0 fixed, \
-w0 = w* + D0 (1, ..., 1) / sqrt(d), for I.1 centres inside the ball of radius R - D0 (so that w* \
-is interior), and for K.1 only instances where Assumption 6.4's radius D exists (computed per \
-instance). Not searched: Huber and logistic losses, spread components, other directions of w0, \
-moments below the level, a minimizer on I.1's boundary, d above 2.\n\
+- The family is not the whole class. Searched in this run: {}. Every family is made of \
+point-mass mixtures (m components, each a share of the rows at one point with one G_i): of the \
+weighted sharp loss (d = 2), of robust regression (d = 2), of Huber regression (c = 1, d = 8) and \
+of binary logistic regression (d = 2, both labels at every feature vector so that f* is \
+attained), with Assumption 6.1 met with equality at the level the theorem's proof needs of the \
+data set (I.1, J.1, N.1: mean G_i^k <= G^k / gamma; K.1: mean G_i^k <= 4 G^k; H.1, which has no \
+moment assumption: G_n = max G_i = G), D0 fixed, w0 = w* + D0 (1, ..., 1) / sqrt(d) (on I.1's \
+boundary, where that leaves W: w0 = w* (1 - D0 / R)), for I.1 either centres inside the ball of \
+radius R - D0 (w* interior) or centres beyond the ball along one axis (w* = argmin_W f on the \
+boundary), and for K.1 only instances where Assumption 6.4's radius D exists (computed per \
+instance). Not searched: spread components, other directions of w0, moments below the level, \
+Huber and logistic losses under theorems other than J.1, d above 2 except for Huber.\n\
 - Every reported number is a fresh re-estimate (streams the search never used), so the search's \
 selection does not inflate it; the search's own value is shown beside it only for the record.\n\
 - A slope over a few phis of worst instances that differ from phi to phi is the slope of the \
 envelope the search found, not of one instance.\n\
 - For Thm 6.8 / N.1 no lower bound is known: the worst rate found is a rate DP-SGD reaches on one \
-family, so a slope at the upper exponent does not show the upper bound tight over the class.\n"
-        .to_string()
+family, so a slope at the upper exponent does not show the upper bound tight over the class.\n",
+        searched.join("; ")
+    )
 }
 
 /// The summaries as plain text (one line per cell).
@@ -469,7 +478,7 @@ pub fn answers(summaries: &[WorstSummary], shipped: &dyn Fn(&str) -> Option<f64>
             .max_by(|a, b| a.value.total_cmp(&b.value));
         md.push_str(&format!(
             "- **How tight is Thm {}'s explicit bound?** The worst OR / bound found is {} (fresh re-estimate, 95%), against {} for the best shipped instance in `verify`'s table; the bound is not violated by any instance found{}.\n",
-            s.theorem,
+            who(s),
             worst.map_or("- (no instance with a bound)".into(), |e| e.text()),
             shipped(&s.theorem).map_or("-".into(), num),
             if s.violations() > 0 {
@@ -494,7 +503,7 @@ pub fn answers(summaries: &[WorstSummary], shipped: &dyn Fn(&str) -> Option<f64>
                 .map_or(1.0, |(a, b)| a.phi / b.phi);
             md.push_str(&format!(
                 "- Thm {} at {}: the share of rows with the largest G_i at the worst instance, phi_max to phi_min: {} (a tail that scales with phi, as Appendix L's, would shrink {}-fold over this range).\n",
-                s.theorem,
+                who(s),
                 g.label,
                 shares.join(", "),
                 num(span)
@@ -513,6 +522,11 @@ pub fn answers(summaries: &[WorstSummary], shipped: &dyn Fn(&str) -> Option<f64>
     }
     md.push('\n');
     md
+}
+
+/// "Thm 6.2 (`worstcase_j1_huber`)": the theorem and the spec (several specs search one theorem).
+fn who(s: &WorstSummary) -> String {
+    format!("{} (`{}`)", s.theorem, s.spec)
 }
 
 /// The slope sentence of one series: against the theorem's exponent, and for J.1 also against
@@ -536,7 +550,7 @@ fn slope_answer(s: &WorstSummary, g: &WorstGroup, sl: Slope, full: Option<Theore
             };
             format!(
                 "- Thm {} at {}: the worst-case risk's slope on phi is {interval}; against {} (the theorem's) and {} (1 - 1/k) the interval {follows}.\n",
-                s.theorem,
+                who(s),
                 g.label,
                 fixed(g.predicted, 3),
                 fixed(g.lower, 3),
@@ -550,7 +564,7 @@ fn slope_answer(s: &WorstSummary, g: &WorstGroup, sl: Slope, full: Option<Theore
         ),
         _ => format!(
             "- Thm {} at {}: the worst-case risk's slope on phi is {interval}; the interval {} the theorem's exponent {}.\n",
-            s.theorem,
+            who(s),
             g.label,
             word(g.predicted),
             fixed(g.predicted, 3),
@@ -566,7 +580,7 @@ fn clipping_answer(s: &WorstSummary, rows: &[&WorstRow]) -> String {
     let count = |st: ClipStatus| rows.iter().filter(|r| ClipStatus::of(r) == st).count();
     let mut md = format!(
         "- **Does clipping bind at Thm {}'s worst instances?** Clipped in {} of {} cells (largest clipped fraction {}). The schedule's tau is at or above the class's largest possible G_i (G_emp n^(1/k)) in {} cells, so no instance of the class is clipped there; above the worst instance's largest G_i only in {} more; below it in {}.",
-        s.theorem,
+        who(s),
         binds,
         rows.len(),
         num(max_clip),
