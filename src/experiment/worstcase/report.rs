@@ -196,11 +196,22 @@ fn row(w: &WorstCell, resamples: &[Vec<usize>]) -> WorstRow {
         minus_control: est(mean(&diff), resamples.iter().map(|ix| at(&diff, ix))),
         tau_over_g: m.tau / w.g,
         max_gi_over_g: top.1 / w.g,
-        tail_share: w.instance.rows[top.0] as f64 / w.n as f64,
+        tail_share: tail_rows(&w.instance.weight, &w.instance.rows, top.1) as f64 / w.n as f64,
         class_max_gi_over_g: w.g_emp * (w.n as f64).powf(1.0 / w.k) / w.g,
         search_value: w.found.search_value,
         evaluations: w.found.evaluations,
     }
+}
+
+/// The rows whose G_i equals the largest, `top`: every piece that carries it counts (a logistic
+/// mixture splits one feature vector into a piece per label, both with the same G_i = ||x||).
+fn tail_rows(weight: &[f64], rows: &[usize], top: f64) -> usize {
+    weight
+        .iter()
+        .zip(rows)
+        .filter(|(a, _)| **a == top)
+        .map(|(_, r)| r)
+        .sum()
 }
 
 /// Where clipping stands in one cell, from the schedule's tau against the G_i (for the sharp
@@ -654,5 +665,13 @@ mod tests {
             ClipStatus::of(&row(1.0, 1.5, 5.3)),
             ClipStatus::CanBindAtWorst
         );
+    }
+
+    /// A logistic mixture carries one feature vector as two pieces (one per label) with the same
+    /// G_i: the tail share counts both, and no piece with a smaller G_i.
+    #[test]
+    fn the_tail_counts_every_piece_with_the_largest_g() {
+        assert_eq!(tail_rows(&[2.0, 2.0, 1.0], &[3, 5, 92], 2.0), 8);
+        assert_eq!(tail_rows(&[2.0, 1.0], &[3, 97], 2.0), 3);
     }
 }
