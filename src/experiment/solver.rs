@@ -3,8 +3,10 @@
 //! - weighted sharp loss f(w) = (1/n) sum a_i ||w - c_i||: weighted Weiszfeld (the weighted
 //!   geometric median), with Vardi-Zhang's correction at a center;
 //! - Appendix L loss: the closed form w* = x_bar/||x_bar||, f* = -||x_bar|| (Eq. 101);
-//! - smooth losses (Huber, robust regression, softmax, binary logistic): damped Newton with a Hessian by central
-//!   differences of the analytic gradient (p is small in the experiments).
+//! - smooth losses (Huber, robust regression, softmax, binary logistic): damped Newton with a
+//!   Hessian by central differences of the analytic gradient (p is small in the experiments);
+//! - the weighted sharp loss on a ball (Thm I.1, minimizer on the boundary): projected
+//!   Weiszfeld ([`sharp_on_ball`]).
 
 use crate::data::Dataset;
 use crate::error::{Error, Result};
