@@ -135,8 +135,9 @@ impl LossSpec {
 /// The family names a loss can be given by alone, with their defaults (huber: c = 1).
 pub const LOSS_NAMES: &str = "logistic, binary_logistic, huber, sharp, appendix_l, robust";
 
-/// A loss by family name (`logistic`, `binary_logistic`, `huber` with c = 1, `sharp`, `appendix_l`, `robust`) or as
-/// an inline TOML table (`{ family = "tanh_net", hidden = 16, radius = 1.0 }`). The command line
+/// A loss by family name (`logistic`, `binary_logistic`, `huber` with c = 1, `sharp`,
+/// `appendix_l`, `robust`) or as an inline TOML table
+/// (`{ family = "tanh_net", hidden = 16, radius = 1.0 }`). The command line
 /// (`--loss`) and the Python module parse loss names here, so their defaults cannot differ.
 impl FromStr for LossSpec {
     type Err = Error;

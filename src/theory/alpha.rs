@@ -111,7 +111,8 @@ fn check_minima(data: &Dataset, f_star: &[f64]) -> Result<()> {
 /// The per-sample minima f_i^* = inf_w f_i(w) over W = R^p, in closed form where the loss
 /// family has one: softmax cross-entropy 0 (an infimum: x~ = (x, 1) is never 0); sharp loss 0
 /// (at w = w_i*); Appendix L loss -||x_i|| (at w = x_i/||x_i||, Eq. 105 with n = 1); Huber and
-/// robust regression 0 when x_i != 0 (residual 0 is reachable; binary logistic: an infimum), else the constant loss at w = 0.
+/// robust regression 0 when x_i != 0 (residual 0 is reachable; binary logistic: an infimum),
+/// else the constant loss at w = 0.
 /// The tanh network has no closed form and is an error.
 pub fn per_sample_minima(spec: &LossSpec, loss: &dyn Loss, data: &Dataset) -> Result<Vec<f64>> {
     let zero = vec![0.0; loss.param_dim()];
