@@ -162,10 +162,13 @@ pub struct BudgetReport {
     pub dpsgd_epsilon: f64,
     /// DP-SGD's delta.
     pub dpsgd_delta: f64,
-    /// spent_before_epsilon + dpsgd_epsilon <= epsilon.
+    /// Everything the ledger records after this run, composed (<= epsilon).
     pub total_epsilon: f64,
     /// spent_before_delta + dpsgd_delta <= delta.
     pub total_delta: f64,
+    /// The ledger's announcements (a ledger made, a torn line repaired).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One run: the summary `train --json` prints, and the iterates.
@@ -344,7 +347,8 @@ pub fn train_budgeted(
         dpsgd,
         data,
     };
-    let mut run = train_inner(inputs, opts, budget, false, start)?;
+    let rows = crate::privacy::ledger::DataId::of("arrays", data);
+    let mut run = train_inner(inputs, opts, budget.map(|b| (b, rows)), false, start)?;
     run.accuracy = classification_accuracy(loss, &run.output.w_priv, data, None)?;
     Ok(run)
 }
@@ -360,7 +364,10 @@ pub fn train_config(
     start: Instant,
 ) -> Result<TrainRun> {
     let (data, test) = config_data(cfg)?;
-    let budget = cfg.privacy.as_ref();
+    let budget = match cfg.privacy.as_ref() {
+        Some(b) => Some((b, ledger_rows(cfg)?)),
+        None => None,
+    };
     let inputs = RunInputs {
         seed: cfg.seed,
         replicate: cfg.replicate,
@@ -414,12 +421,15 @@ pub fn config_data(cfg: &TrainConfig) -> Result<(Dataset, Option<Dataset>)> {
     Ok((data, test))
 }
 
-/// The budget check against the `[privacy]` ledger: DP-SGD's accounted (epsilon, delta) must fit
-/// in what the ledger has left (basic composition, Dwork & Roth 2014, Theorem 3.16); the spend is
-/// then recorded before any training, so a rerun counts again.
+/// The budget check against the `[privacy]` ledger, through its odometer: DP-SGD's release,
+/// (q, z, T) with the accountant's (epsilon, delta) for it alone, composed with what the ledger
+/// records (RDP composition, or basic where smaller; [`crate::privacy::ledger`]) must fit the
+/// budget; the spend is then recorded before any training, so a rerun counts again.
 fn check_budget(
     mut ledger: crate::privacy::ledger::Ledger,
+    data: &crate::privacy::ledger::DataId,
     report: Option<&PrivacyReport>,
+    (q, z, steps): (f64, f64, usize),
     seed: u64,
 ) -> Result<BudgetReport> {
     let (eps, delta) = match report {
@@ -433,12 +443,14 @@ fn check_budget(
     };
     let (total_eps, total_delta) = ledger.budget();
     let (before_eps, before_delta) = ledger.spent();
-    ledger.record(crate::privacy::ledger::Spend::new(
+    let spend = crate::privacy::ledger::Spend::with_curve(
         &format!("train --seed {seed}"),
         "DP-SGD (Poisson-subsampled Gaussian)",
-        eps,
-        delta,
-    ))?;
+        (eps, delta),
+        crate::privacy::ledger::Guarantee::SubsampledGaussian { q, z, steps },
+    );
+    ledger.invoke(data, spend, || Ok(()))?;
+    let (after_eps, after_delta) = ledger.spent();
     Ok(BudgetReport {
         epsilon: total_eps,
         delta: total_delta,
@@ -446,8 +458,22 @@ fn check_budget(
         spent_before_delta: before_delta,
         dpsgd_epsilon: eps,
         dpsgd_delta: delta,
-        total_epsilon: before_eps + eps,
-        total_delta: before_delta + delta,
+        total_epsilon: after_eps,
+        total_delta: after_delta,
+        notes: ledger.notes().to_vec(),
+    })
+}
+
+/// The rows a `[privacy]` ledger guards for a config: every row of its CSV as read (before the
+/// split and any transform), or the data set built.
+pub fn ledger_rows(cfg: &TrainConfig) -> Result<crate::privacy::ledger::DataId> {
+    use crate::privacy::ledger::DataId;
+    Ok(match &cfg.data {
+        DataSpec::Csv(c) => DataId::of(&c.path, &c.read()?),
+        other => DataId::of(
+            "generated data",
+            &other.build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?,
+        ),
     })
 }
 
@@ -465,7 +491,7 @@ struct RunInputs<'a> {
 fn train_inner(
     inputs: RunInputs<'_>,
     opts: &ReportOptions,
-    budget: Option<&BudgetSpec>,
+    budget: Option<(&BudgetSpec, crate::privacy::ledger::DataId)>,
     progress: bool,
     start: Instant,
 ) -> Result<TrainRun> {
@@ -504,7 +530,10 @@ fn train_inner(
     // The ledger is read once; with no delta in the noise spec, DP-SGD is reported at the delta
     // it has left.
     let ledger = budget
-        .map(|b| crate::privacy::ledger::Ledger::open(std::path::Path::new(&b.ledger)))
+        .as_ref()
+        .map(|(b, rows)| {
+            crate::privacy::ledger::Ledger::open_for(std::path::Path::new(&b.ledger), rows, None)
+        })
         .transpose()?;
     let opts = match &ledger {
         Some(l) if dpsgd.noise.delta().is_none() => ReportOptions {
@@ -514,9 +543,17 @@ fn train_inner(
         _ => opts.clone(),
     };
     let privacy = privacy_report(&opts, &dpsgd.noise, &inputs)?;
-    let budget = ledger
-        .map(|l| check_budget(l, privacy.as_ref(), seed))
-        .transpose()?;
+    let q = dpsgd.batch_size / data.n as f64;
+    let budget = match (ledger, &budget) {
+        (Some(l), Some((_, rows))) => Some(check_budget(
+            l,
+            rows,
+            privacy.as_ref(),
+            (q, alg.noise().multiplier, dpsgd.steps),
+            seed,
+        )?),
+        _ => None,
+    };
     let w0 = alg.initial_point(
         loss.param_dim(),
         &mut stream(seed, replicate, Purpose::Init),

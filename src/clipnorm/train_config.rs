@@ -29,11 +29,7 @@ fn toml_string(s: &str) -> String {
 pub fn train_config(advice: &ClipNormAdvice) -> Result<String> {
     let v = advice;
     check_positive("learning rate", v.learning_rate)?;
-    let accountant = if v.accountant.contains("pld") {
-        "pld"
-    } else {
-        "rdp"
-    };
+    let accountant = v.accountant_kind.as_str();
     let mut t = String::new();
     let w = &mut t;
     let e = |_| Error::param("cannot format the train config");

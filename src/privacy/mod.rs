@@ -9,6 +9,7 @@
 pub mod calibrate;
 mod fft;
 pub mod gaussian;
+pub mod guarantee;
 pub mod ledger;
 mod math;
 pub mod min_lipschitz;

@@ -348,14 +348,22 @@ impl Setup {
         // so a config with a privacy ledger pays for it there (RDP's claim, recorded before the
         // run).
         if let Some(b) = &train.privacy {
-            crate::privacy::ledger::Ledger::open(std::path::Path::new(&b.ledger))?.record(
-                crate::privacy::ledger::Spend::new(
-                    &format!("audit-run --seed {}", cfg.seed),
-                    "DP-SGD with canaries (one-run audit)",
-                    claim.0,
-                    delta,
-                ),
-            )?;
+            let rows = crate::train::ledger_rows(train)?;
+            crate::privacy::ledger::Ledger::open_for(std::path::Path::new(&b.ledger), &rows, None)?
+                .invoke(
+                    &rows,
+                    crate::privacy::ledger::Spend::with_curve(
+                        &format!("audit-run --seed {}", cfg.seed),
+                        "DP-SGD with canaries (one-run audit)",
+                        (claim.0, delta),
+                        crate::privacy::ledger::Guarantee::SubsampledGaussian {
+                            q,
+                            z,
+                            steps: user.steps,
+                        },
+                    ),
+                    || Ok(()),
+                )?;
         }
         let fdp_exact = q == 1.0;
         let mu_claimed = if fdp_exact {

@@ -30,6 +30,7 @@ use crate::data::preprocess::Preprocess;
 use crate::error::{Result, check_positive};
 use crate::privacy::standardize::PrivateStandardization;
 
+mod budget;
 pub mod plan;
 pub mod small;
 pub mod stages;
@@ -220,7 +221,7 @@ pub struct ClipNormAdvice {
     pub range_check: Option<RangeCheck>,
     /// Every stage's spend, in the order they ran (DP-SGD's planned share last).
     pub stages: Vec<StageSpend>,
-    /// eps_std + eps_check + eps_RNMM + eps_DP-SGD (basic composition): equals epsilon.
+    /// The stages and DP-SGD composed (the smaller of the RDP and basic compositions): <= epsilon.
     pub total_epsilon: f64,
     /// delta_std + delta_DP-SGD: equals delta.
     pub total_delta: f64,
@@ -248,6 +249,13 @@ pub struct ClipNormAdvice {
     pub noise_multiplier: f64,
     /// The accountant whose number z is: "rdp", "pld", or "rdp (fallback of pld)".
     pub accountant: String,
+    /// The accountant `train` calibrates z back with (the written config's).
+    pub accountant_kind: crate::privacy::AccountantKind,
+    /// DP-SGD's epsilon had the stages been composed by basic composition (the RDP composition
+    /// leaves `dpsgd_epsilon` instead).
+    pub basic_dpsgd_epsilon: f64,
+    /// The ledger's announcements (a ledger made, a torn line repaired).
+    pub ledger_notes: Vec<String>,
 }
 
 /// The private check that RNMM's public candidate range [lo, hi] covers the data, so that a

@@ -97,8 +97,13 @@ pub struct AdvicePlan {
     pub z: f64,
     /// Model parameters p = m (d + 1) of the multinomial logistic loss DP-SGD trains.
     pub params: usize,
-    /// Who calibrated it.
-    pub accountant: String,
+    /// The rows the ledger guards (all of them, before the split).
+    pub data_id: crate::privacy::ledger::DataId,
+    /// The stages' planned spends before DP-SGD, with their curves, in order.
+    pub stage_spends: Vec<(super::budget::Stage, crate::privacy::ledger::Spend)>,
+    /// DP-SGD's noise under the composition of every stage (who calibrated it, what basic
+    /// composition would have left).
+    pub calibration: super::budget::ComposedCalibration,
 }
 
 impl AdvicePlan {
@@ -125,6 +130,7 @@ impl AdvicePlan {
         )?;
         check_options(req)?;
         let (csv, label, all) = read_all(req)?;
+        let (csv_name, all_rows) = (csv.clone(), all.clone());
         let split = match req.test_fraction {
             Some(f) => Some(SplitSpec {
                 test_fraction: check_open("--test-fraction", f, 0.0, 1.0)?,
@@ -152,13 +158,24 @@ impl AdvicePlan {
             _ => (0.0, 0.0),
         };
         let rnmm_epsilon = share * req.epsilon;
-        let (dpsgd_epsilon, dpsgd_delta) =
+        let (basic_epsilon, dpsgd_delta) =
             dpsgd_budget(req, (std_epsilon, std_delta), check_epsilon, rnmm_epsilon)?;
         let q = batch / n as f64;
         let kind = crate::privacy::AccountantKind::parse(&req.accountant)?;
-        let calibration =
-            crate::privacy::calibrate::calibrate(kind, q, steps, dpsgd_epsilon, dpsgd_delta)?;
-        let z = calibration.z;
+        let stage_spends = super::budget::stage_spends(
+            &command(req),
+            (std_epsilon, std_delta),
+            check_epsilon,
+            rnmm_epsilon,
+        );
+        let calibration = super::budget::calibrate_composed(
+            kind,
+            &stage_spends,
+            (q, steps),
+            (req.epsilon, req.delta),
+            (basic_epsilon, dpsgd_delta),
+        )?;
+        let (z, dpsgd_epsilon) = (calibration.z, calibration.epsilon);
         if !(z.is_finite() && z >= MIN_NOISE_MULTIPLIER) {
             return Err(Error::param(format!(
                 "--epsilon {} is out of the accountant's range: DP-SGD's share {} is met by z = {} \
@@ -212,7 +229,9 @@ impl AdvicePlan {
             q,
             z,
             params,
-            accountant: calibration.achieved.label(),
+            data_id: crate::privacy::ledger::DataId::of(&csv_name, &all_rows),
+            stage_spends,
+            calibration,
         })
     }
 
@@ -222,11 +241,25 @@ impl AdvicePlan {
         let Some(path) = &self.req.ledger else {
             return Ok(None);
         };
-        let ledger = Ledger::open_or_create(path, &self.csv, self.req.epsilon, self.req.delta)?;
+        let ledger = Ledger::open_for(
+            path,
+            &self.data_id,
+            Some((self.req.epsilon, self.req.delta)),
+        )?;
+        // The whole request (every stage and the DP-SGD run it plans) against what the ledger
+        // holds, before any mechanism runs.
+        let mut planned: Vec<_> = self.stage_spends.iter().map(|(_, s)| s.clone()).collect();
+        planned.push(super::budget::dpsgd_spend(
+            &command(&self.req),
+            self.q,
+            self.z,
+            self.steps,
+            self.dpsgd_epsilon,
+            self.dpsgd_delta,
+        ));
         ledger.check(
-            self.req.epsilon,
-            self.req.delta,
-            "clipnorm recommend's budget (--epsilon, --delta)",
+            &planned,
+            "clipnorm recommend's request (its stages and the DP-SGD run it plans)",
         )?;
         Ok(Some(ledger))
     }
@@ -276,7 +309,7 @@ impl AdvicePlan {
         });
         stages.push(StageSpend {
             stage: "DP-SGD (planned)".into(),
-            mechanism: format!("Poisson-subsampled Gaussian ({})", self.accountant),
+            mechanism: format!("Poisson-subsampled Gaussian ({})", self.calibration.label),
             epsilon: self.dpsgd_epsilon,
             delta: self.dpsgd_delta,
         });
@@ -304,7 +337,9 @@ impl AdvicePlan {
             ledger_remaining: ledger.map(Ledger::remaining),
             range_check,
             stages,
-            total_epsilon: std_epsilon + check_eps + self.rnmm_epsilon + self.dpsgd_epsilon,
+            total_epsilon: self.calibration.total_epsilon,
+            basic_dpsgd_epsilon: self.calibration.basic_epsilon,
+            ledger_notes: ledger.map(|l| l.notes().to_vec()).unwrap_or_default(),
             total_delta: std_delta + self.dpsgd_delta,
             candidates_lo: self.lo,
             candidates_hi: self.hi,
@@ -317,7 +352,8 @@ impl AdvicePlan {
             batch_size: self.batch,
             q: self.q,
             noise_multiplier: self.z,
-            accountant: self.accountant.clone(),
+            accountant: self.calibration.label.clone(),
+            accountant_kind: self.calibration.accountant,
         }
     }
 }
@@ -329,6 +365,11 @@ fn norms_name(n: &NormsSource) -> String {
         NormsSource::File(p) => format!("file {}", p.display()),
         NormsSource::Values(_) => "per_sample_norms".into(),
     }
+}
+
+/// The command named in the ledger's spend lines.
+pub(super) fn command(req: &AdviceRequest) -> String {
+    format!("clipnorm recommend --seed {}", req.seed)
 }
 
 /// epsilon of the range check: the given one (0: not run), none for an exact range (it covers

@@ -1,34 +1,36 @@
 //! Stages 2-5 of `clipnorm recommend` (module doc of [`super`]): each private stage records its
 //! spend in the ledger before its mechanism runs, then releases its output.
 
+use super::budget::Stage;
 use super::plan::{AdvicePlan, Preprocessed, Preprocessing};
 use super::{NormsSource, RangeCheck, range_check};
 use crate::data::Dataset;
 use crate::data::preprocess::Preprocess;
 use crate::error::{Error, Result, fmt_num};
 use crate::loss::{LossSpec, lipschitz_constants};
-use crate::privacy::ledger::{Ledger, Spend};
+use crate::privacy::ledger::Ledger;
 use crate::privacy::standardize::{PrivateStandardization, StdSource, private_standardize};
 use crate::privacy::{RnmmConfig, RnmmOutput, private_min_lipschitz};
 use crate::rng::{Purpose, stream};
 
-/// Records `spend` in the ledger, if there is one (before the mechanism runs).
-fn record(
+/// Runs a stage's mechanism through the ledger's odometer, if there is one: its planned spend
+/// (with its curve) is checked and recorded under the lock before `run` runs.
+fn invoke<T>(
     ledger: Option<&mut Ledger>,
     plan: &AdvicePlan,
-    mechanism: &str,
-    eps: f64,
-    delta: f64,
-) -> Result<()> {
-    match ledger {
-        Some(l) => l.record(Spend::new(
-            &format!("clipnorm recommend --seed {}", plan.req.seed),
-            mechanism,
-            eps,
-            delta,
-        )),
-        None => Ok(()),
-    }
+    stage: Stage,
+    run: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let Some(l) = ledger else {
+        return run();
+    };
+    let spend = plan
+        .stage_spends
+        .iter()
+        .find(|(s, _)| *s == stage)
+        .map(|(_, s)| s.clone())
+        .ok_or_else(|| Error::param(format!("the plan has no spend for {stage:?}")))?;
+    l.invoke(&plan.data_id, spend, run)
 }
 
 /// Stage 2: the transform of the features, applied to `data` in place.
@@ -66,22 +68,17 @@ pub fn preprocess(
             delta,
             bounds,
         } => {
-            record(
-                ledger,
-                plan,
-                "private standardization (exponential mechanism + Gaussian sums, zCDP)",
-                *epsilon,
-                *delta,
-            )?;
-            let ps = private_standardize(
-                data,
-                &StdSource::Private {
-                    epsilon: *epsilon,
-                    delta: *delta,
-                    bounds: bounds.clone(),
-                },
-                &mut stream(plan.req.seed, 1, Purpose::Mechanism),
-            )?;
+            let ps = invoke(ledger, plan, Stage::Standardization, || {
+                private_standardize(
+                    data,
+                    &StdSource::Private {
+                        epsilon: *epsilon,
+                        delta: *delta,
+                        bounds: bounds.clone(),
+                    },
+                    &mut stream(plan.req.seed, 1, Purpose::Mechanism),
+                )
+            })?;
             let (preprocess, noisy) = ps.preprocess();
             Preprocessed {
                 preprocess: Some(preprocess),
@@ -120,25 +117,20 @@ pub fn range_check_stage(
     plan: &AdvicePlan,
     g: &[f64],
     pre: &Preprocessed,
-    ledger: Option<&mut Ledger>,
+    mut ledger: Option<&mut Ledger>,
 ) -> Result<Option<RangeCheck>> {
     if plan.check_epsilon == 0.0 {
         return Ok(None);
     }
-    record(
-        ledger,
-        plan,
-        "range check (Laplace count, pure DP)",
-        plan.check_epsilon,
-        0.0,
-    )?;
-    let rc = range_check(
-        g,
-        plan.lo,
-        plan.hi,
-        plan.check_epsilon,
-        &mut stream(plan.req.seed, 2, Purpose::Mechanism),
-    )?;
+    let rc = invoke(ledger.as_deref_mut(), plan, Stage::RangeCheck, || {
+        range_check(
+            g,
+            plan.lo,
+            plan.hi,
+            plan.check_epsilon,
+            &mut stream(plan.req.seed, 2, Purpose::Mechanism),
+        )
+    })?;
     if !rc.misses() {
         return Ok(Some(rc));
     }
@@ -169,25 +161,23 @@ pub fn range_check_stage(
     Err(Error::param(format!(
         "the candidate range [{:.4}, {:.4}] misses the data: a private count (eps = {}) puts \
          about {:.0} of the {} values outside it, so RNMM would select noise; {fix} (this run \
-         spent epsilon {} on it)",
+         spent epsilon {} on it{})",
         plan.lo,
         plan.hi,
         fmt_num(plan.check_epsilon),
         rc.noisy_outside.clamp(0.0, rc.n as f64),
         rc.n,
-        fmt_num(plan.check_epsilon + pre.standardization.as_ref().map_or(0.0, |s| s.epsilon))
+        fmt_num(plan.check_epsilon + pre.standardization.as_ref().map_or(0.0, |s| s.epsilon)),
+        ledger.map_or(String::new(), |l| format!(
+            "; its ledger {} has epsilon {} left, so a retry on these rows needs --epsilon <= that",
+            l.path().display(),
+            fmt_num(l.remaining().0)
+        ))
     )))
 }
 
 /// Stage 4: RNMM's private minimum of the G_i on the public candidates.
 pub fn select(plan: &AdvicePlan, g: &[f64], ledger: Option<&mut Ledger>) -> Result<RnmmOutput> {
-    record(
-        ledger,
-        plan,
-        "RNMM (Report Noisy Max, pure DP)",
-        plan.rnmm_epsilon,
-        0.0,
-    )?;
     let rc = RnmmConfig {
         epsilon: plan.rnmm_epsilon,
         lo: plan.lo,
@@ -195,7 +185,9 @@ pub fn select(plan: &AdvicePlan, g: &[f64], ledger: Option<&mut Ledger>) -> Resu
         grid_size: plan.req.grid_size,
         target_count: 1,
     };
-    private_min_lipschitz(g, &rc, &mut stream(plan.req.seed, 0, Purpose::Mechanism))
+    invoke(ledger, plan, Stage::Rnmm, || {
+        private_min_lipschitz(g, &rc, &mut stream(plan.req.seed, 0, Purpose::Mechanism))
+    })
 }
 
 /// Stage 5: DP-SGD's step size from public quantities and the released tau (no cost):
