@@ -275,6 +275,9 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
         split_seed: a.split_seed.unwrap_or(a.seed),
         epochs: a.epochs,
     })?;
+    for n in &advice.ledger_notes {
+        eprintln!("{n}");
+    }
     print_advice(&advice);
     let mut toml = train_config(&advice)?;
     if let Some(p) = &a.write_config {
@@ -372,11 +375,14 @@ fn print_advice(v: &ClipNormAdvice) {
         .map(|s| format!("{} {:.4}", s.stage, s.epsilon))
         .collect();
     println!(
-        "  budget split (basic composition): {} = {:.4} (of eps = {}), delta {:e} in total",
+        "  budget split: {} composed to {:.4} (of eps = {}), delta {:e} in total; basic \
+         composition would leave DP-SGD {:.4} (+{:.4} by composing)",
         parts.join(" + "),
         v.total_epsilon,
         v.epsilon,
-        v.total_delta
+        v.total_delta,
+        v.basic_dpsgd_epsilon,
+        v.dpsgd_epsilon - v.basic_dpsgd_epsilon
     );
     println!(
         "  noise multiplier: z = {:.4} for T = {} steps at batch size B = {} (q = {:.4}), {} accountant",

@@ -148,19 +148,24 @@ fn print_run(
         None => println!("  privacy: none (no noise)"),
     }
     match (&run.budget, &run.privacy) {
-        (Some(b), _) => println!(
-            "  privacy ledger (basic composition of every recorded spend, this run \
-             included): epsilon = {:.4} ({:.4} before + {:.4} DP-SGD) of {}, delta = {:.3e} \
-             ({:.3e} + {:.3e}) of {:e}",
-            b.total_epsilon,
-            b.spent_before_epsilon,
-            b.dpsgd_epsilon,
-            fmt_num(b.epsilon),
-            b.total_delta,
-            b.spent_before_delta,
-            b.dpsgd_delta,
-            b.delta
-        ),
+        (Some(b), _) => {
+            for n in &b.notes {
+                eprintln!("{n}");
+            }
+            println!(
+                "  privacy ledger (every recorded spend composed, this run included): epsilon = \
+                 {:.4} of {} ({:.4} before; DP-SGD alone {:.4}), delta = {:.3e} ({:.3e} + {:.3e}) \
+                 of {:e}",
+                b.total_epsilon,
+                fmt_num(b.epsilon),
+                b.spent_before_epsilon,
+                b.dpsgd_epsilon,
+                b.total_delta,
+                b.spent_before_delta,
+                b.dpsgd_delta,
+                b.delta
+            )
+        }
         (None, Some(p)) => println!(
             "  total privacy spent: epsilon = {:.4}, delta = {:.3e} (DP-SGD only; no \
              [privacy] budget in the config)",

@@ -354,9 +354,9 @@ const PROSE_OUTPUTS: &[(&str, &str, &str)] = &[
         "z = {0} reaches",
     ),
     (
-        "(here RNMM {0} + DP-SGD {1} = {2})",
+        "(here RNMM {0} and DP-SGD {1} composed to {2}, where adding epsilons would leave DP-SGD {3})",
         "clipnorm recommend --csv data/breast_cancer.csv --label target --epsilon 2 --feature-ranges data/breast_cancer.ranges.csv --test-fraction 0.2 --epochs 30 --write-config {TMP}/rec.toml --ledger {TMP}/ledger.jsonl",
-        "RNMM {0} + DP-SGD (planned) {1} = {2} (of eps = 2)",
+        "RNMM {0} + DP-SGD (planned) {1} composed to {2} (of eps = 2), delta 1e-5 in total; basic composition would leave DP-SGD {3} (",
     ),
 ];
 

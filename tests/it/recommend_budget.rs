@@ -57,13 +57,9 @@ fn raw_features_are_refused_in_one_line_and_standardized_are_not() {
         ok.stdout
     );
     let v = ok.last_json();
-    let total: f64 = v["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["epsilon"].as_f64().unwrap())
-        .sum();
-    assert!((total - 2.0).abs() < 1e-12, "{total}");
+    // The stages and DP-SGD composed meet the total (bisection on z: 1e-5 relative), never more.
+    let total = v["total_epsilon"].as_f64().unwrap();
+    assert!(total <= 2.0 && total > 2.0 * (1.0 - 1e-5), "{total}");
     // A range that misses, with public bounds given: the fix must not ask for them again.
     let dir = common::tmpdir("recommend-hint");
     let bounds = dir.join("bounds.txt");
@@ -153,7 +149,13 @@ fn recommend_then_train_never_exceeds_the_budget_given_once() {
     );
     assert_no_float_noise(&written);
     assert!(written.contains("\nbatch_size = 45\n"), "{written}");
-    assert!(written.contains("epsilon = 1.7, delta = 1e-5"), "{written}");
+    // RNMM's exponential mechanism (0.3) and DP-SGD composed in RDP leave DP-SGD the noise of
+    // more than the 1.7 basic composition would (dp_accounting: 1.885 at this total).
+    let target = number_after(
+        written.lines().find(|l| l.starts_with("noise = ")).unwrap(),
+        "epsilon = ",
+    );
+    assert!(target > 1.85 && target < 2.0, "{written}");
     let n_test = out
         .stdout
         .lines()
@@ -162,7 +164,7 @@ fn recommend_then_train_never_exceeds_the_budget_given_once() {
         .unwrap();
     let over = written.replace(
         written.lines().find(|l| l.starts_with("noise = ")).unwrap(),
-        r#"noise = { kind = "target", epsilon = 1.8, delta = 1e-5, accountant = "rdp" }"#,
+        r#"noise = { kind = "target", epsilon = 1.95, delta = 1e-5, accountant = "rdp" }"#,
     );
     let over_path = dir.join("over.toml");
     std::fs::write(&over_path, over).unwrap();

@@ -157,7 +157,7 @@ pub fn calibrate_composed(
             epsilon: own,
             delta,
             accountant: AccountantKind::Rdp,
-            label: "rdp, composed with the stages".into(),
+            label: "rdp (stages composed in RDP)".into(),
             basic_epsilon,
             total_epsilon: composed(z_rdp)?,
         })
@@ -180,6 +180,32 @@ pub fn calibrate_composed(
             fmt_num(epsilon)
         )))
     }
+}
+
+/// Whether DP-SGD at (q, z, steps) fits the total `epsilon` (at the request's `delta`) beside
+/// the stages the plan runs at that total (`split`; the standardization's delta `std_delta`):
+/// by the basic split (DP-SGD's own epsilon by `kind` at delta - std_delta within what the
+/// stages leave) or by the RDP composition of them all, as [`calibrate_composed`] allows.
+pub fn fits(
+    kind: AccountantKind,
+    split: &super::small::BudgetSplit,
+    (epsilon, delta, std_delta): (f64, f64, f64),
+    (q, z, steps): (f64, f64, usize),
+) -> Result<bool> {
+    let (std_epsilon, rnmm) = split.at(epsilon);
+    let left = epsilon - std_epsilon - split.check - rnmm;
+    let stages = stage_spends("", (std_epsilon, std_delta), split.check, rnmm);
+    let own = kind.epsilon(q, steps, z, delta - std_delta)?;
+    if left > 0.0 && own <= left {
+        return Ok(true);
+    }
+    let mut all: Vec<Release> = stages.iter().map(|(_, s)| s.release()).collect();
+    all.push(Release {
+        guarantee: Guarantee::SubsampledGaussian { q, z, steps },
+        epsilon: f64::INFINITY,
+        delta: 0.0,
+    });
+    Ok(compose(&all, delta)?.rdp_epsilon <= epsilon)
 }
 
 #[cfg(test)]

@@ -187,6 +187,15 @@ impl AdvicePlan {
         }
         // The size check (small.rs): DP-SGD's noise against the clipped gradients.
         let given = req.share.is_some();
+        let budget_split = super::small::BudgetSplit {
+            std_frac: std_epsilon / req.epsilon,
+            share_frac: if given { share } else { 0.0 },
+            check: check_epsilon,
+            rnmm_fixed: if given { 0.0 } else { rnmm_epsilon },
+        };
+        let fits = |e: f64, q: f64, z: f64, t: usize| {
+            super::budget::fits(kind, &budget_split, (e, req.delta, std_delta), (q, z, t))
+        };
         super::small::check_size(&super::small::SizeInputs {
             epsilon: req.epsilon,
             batch_and_steps: &|n| batch_and_steps(req, n, &csv),
@@ -198,12 +207,8 @@ impl AdvicePlan {
             dpsgd_epsilon,
             dpsgd_delta,
             kind,
-            split: super::small::BudgetSplit {
-                std_frac: std_epsilon / req.epsilon,
-                share_frac: if given { share } else { 0.0 },
-                check: check_epsilon,
-                rnmm_fixed: if given { 0.0 } else { rnmm_epsilon },
-            },
+            split: budget_split,
+            fits: &fits,
         })?;
         super::small::check_range_check_size(n, check_epsilon, req.epsilon)?;
         Ok(AdvicePlan {

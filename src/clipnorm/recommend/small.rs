@@ -61,9 +61,12 @@ pub struct BudgetSplit {
 }
 
 impl BudgetSplit {
-    /// The total epsilon whose DP-SGD share is `dpsgd` (the split solved for epsilon).
-    fn total_for(&self, dpsgd: f64) -> f64 {
-        (dpsgd + self.check + self.rnmm_fixed) / (1.0 - self.std_frac - self.share_frac)
+    /// The stages' epsilons at a total `epsilon`: (standardization, RNMM).
+    pub fn at(&self, epsilon: f64) -> (f64, f64) {
+        (
+            self.std_frac * epsilon,
+            self.share_frac * epsilon + self.rnmm_fixed,
+        )
     }
 }
 
@@ -119,6 +122,9 @@ pub struct SizeInputs<'a> {
     pub kind: AccountantKind,
     /// The budget split, to turn DP-SGD's needed epsilon into a total.
     pub split: BudgetSplit,
+    /// Whether DP-SGD at (q, z, T) fits a total epsilon beside the stages the plan would run at
+    /// that total ([`super::budget::fits`]: the plan's own rule, RDP composition or basic split).
+    pub fits: &'a dyn Fn(f64, f64, f64, usize) -> Result<bool>,
 }
 
 /// Refuses when r >= 1 (module doc), in one line: n, the epsilon, r, and what would do.
@@ -127,10 +133,10 @@ pub fn check_size(s: &SizeInputs) -> Result<()> {
     if r < 1.0 {
         return Ok(());
     }
-    let eps_hint = match needed_dpsgd_epsilon(s, s.n)? {
+    let eps_hint = match needed_total(s)? {
         Some(e) => format!(
             "--epsilon >= {} with these {} rows",
-            fmt_num(ceil_sig(s.split.total_for(e), 3)),
+            fmt_num(ceil_sig(e, 3)),
             s.n
         ),
         None => format!("no --epsilon reaches it with {} rows", s.n),
@@ -157,27 +163,46 @@ pub fn check_size(s: &SizeInputs) -> Result<()> {
     )))
 }
 
-/// DP-SGD's epsilon at which the calibrated z reaches z* (r = 1) with `n` rows; None when z*
-/// is below what any budget calibrates to. A larger epsilon gives r < 1.
-fn needed_dpsgd_epsilon(s: &SizeInputs, n: usize) -> Result<Option<f64>> {
+/// Whether DP-SGD at z* (r = 1) fits the total `epsilon` with `n` rows, the batch and steps
+/// following n as the request's; None when z* is below what any budget calibrates to.
+fn fits_at(s: &SizeInputs, epsilon: f64, n: usize) -> Result<Option<bool>> {
     let (batch, steps) = (s.batch_and_steps)(n)?;
     let z_star = z_limit(s.params, steps, batch);
     if z_star < MIN_NOISE_MULTIPLIER {
         return Ok(None);
     }
-    let e = s
-        .kind
-        .epsilon(batch / n as f64, steps, z_star, s.dpsgd_delta)?;
-    Ok(e.is_finite().then_some(e))
+    Ok(Some((s.fits)(epsilon, batch / n as f64, z_star, steps)?))
+}
+
+/// The smallest total epsilon at which the plan's calibrated z reaches z* with these rows (a
+/// larger one gives r < 1), by doubling then bisection to relative 1e-6; None when no epsilon
+/// up to 1e6 does.
+fn needed_total(s: &SizeInputs) -> Result<Option<f64>> {
+    let (mut lo, mut hi) = (0.0, s.epsilon.max(1e-3));
+    loop {
+        match fits_at(s, hi, s.n)? {
+            None => return Ok(None),
+            Some(true) => break,
+            Some(false) if hi > 1e6 => return Ok(None),
+            Some(false) => (lo, hi) = (hi, 2.0 * hi),
+        }
+    }
+    while hi - lo > 1e-6 * hi {
+        let mid = 0.5 * (lo + hi);
+        if fits_at(s, mid, s.n)? == Some(true) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(Some(hi))
 }
 
 /// The smallest n' > n at which DP-SGD's epsilon meets r < 1 (the batch and steps follow n' as
 /// the request's defaults or given values do), by doubling then bisection; r falls as n grows
 /// (q = B / n falls at fixed B and T, and the default B = n / 10 grows z* with n).
 fn needed_rows(s: &SizeInputs) -> Result<Option<usize>> {
-    let ok = |n: usize| -> bool {
-        matches!(needed_dpsgd_epsilon(s, n), Ok(Some(e)) if e < s.dpsgd_epsilon)
-    };
+    let ok = |n: usize| -> bool { matches!(fits_at(s, s.epsilon, n), Ok(Some(true))) };
     let (mut lo, mut hi) = (s.n, s.n.max(1) * 2);
     while !ok(hi) {
         if hi >= MAX_ROWS {
