@@ -22,6 +22,7 @@ mod dpsgd;
 mod experiment;
 mod flags;
 mod help;
+mod ledger;
 mod lemmas;
 mod losses;
 mod lower_bound;
