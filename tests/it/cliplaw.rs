@@ -192,6 +192,39 @@ fn sharded_sweep_merges_to_the_unsharded_summary() {
     ]);
     assert!(r.success(), "{r:?}");
     assert!(r.stdout.contains("lower bound"), "{}", r.stdout);
+    // The default output fits 120 columns (these rows ran to 190), states the exponents' unit,
+    // and `--wide` prints the same words with every row whole.
+    // (The `wrote` line holds the folder this test named, a long temporary path.)
+    let wide: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.chars().count() > 120 && !l.starts_with("wrote "))
+        .collect();
+    assert!(wide.is_empty(), "lines over 120 columns: {wide:?}");
+    assert!(r.stdout.contains("slopes against phi"), "{}", r.stdout);
+    let w = cli([
+        "cliplaw",
+        "--only",
+        "appendix_l",
+        "--out",
+        all.to_str().unwrap(),
+        "--quiet",
+        "--wide",
+    ]);
+    assert!(w.success(), "{w:?}");
+    assert!(
+        w.stdout.lines().any(|l| l.chars().count() > 120),
+        "{}",
+        w.stdout
+    );
+    let words = |t: &str| -> Vec<String> {
+        t.lines()
+            .take_while(|l| !l.starts_with("wrote "))
+            .flat_map(str::split_whitespace)
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(words(&w.stdout), words(&r.stdout));
     // Verdicts in words, not enum names.
     for name in ["Agrees", "Differs", "TooWide", "NoPrediction"] {
         assert!(!r.stdout.contains(name), "{name}: {}", r.stdout);

@@ -287,7 +287,15 @@ fn verify_prints_a_compact_table_and_a_one_line_summary() {
             l.chars().count()
         );
     }
-    let last = compact.stdout.lines().last().unwrap();
+    // The summary follows the `wrote` line, wrapped to 120 columns: read it as one line.
+    let last = compact
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("wrote "))
+        .skip(1)
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         last.contains(" series: bound held ") && last.contains("VIOLATED 0, SHORT 0"),
         "{last}"
