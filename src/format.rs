@@ -90,3 +90,77 @@ mod tests {
         }
     }
 }
+
+/// The terminal width the default output of `verify` and `cliplaw` keeps to (`--wide` prints
+/// every line whole).
+pub const TERMINAL_COLUMNS: usize = 120;
+
+/// `text` with every line longer than `width` characters broken at the last separator that fits
+/// (" | ", "; ", ", ", then a space; the separator's space ends the line), each continuation
+/// indented four spaces past the line's own indent. A word longer than the width stays whole.
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        let indent = body.len() - body.trim_start().len();
+        let pad = " ".repeat(indent + 4);
+        let mut rest: &str = body;
+        let mut first = true;
+        loop {
+            let lead = if first { "" } else { pad.as_str() };
+            if lead.len() + rest.chars().count() <= width {
+                out.push_str(lead);
+                out.push_str(rest);
+                break;
+            }
+            let room = width.saturating_sub(lead.len());
+            let head: String = rest.chars().take(room + 1).collect();
+            let cut = [" | ", "; ", ", ", " "]
+                .iter()
+                .filter_map(|sep| {
+                    head.rfind(sep)
+                        .filter(|&i| i > 0)
+                        .map(|i| (i + sep.trim_end().len(), i + sep.len()))
+                })
+                .find(|&(end, _)| end <= room);
+            let Some((end, next)) = cut else {
+                out.push_str(lead);
+                out.push_str(rest);
+                break;
+            };
+            out.push_str(lead);
+            out.push_str(&rest[..end]);
+            out.push('\n');
+            rest = &rest[next..];
+            first = false;
+        }
+        out.push_str(nl);
+    }
+    out
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::wrap;
+
+    #[test]
+    fn long_lines_break_at_separators_and_short_ones_stay() {
+        assert_eq!(wrap("short\n", 20), "short\n");
+        assert_eq!(
+            wrap("  aaaa bbbb | cccc dddd; eeee\n", 16),
+            "  aaaa bbbb |\n      cccc dddd;\n      eeee\n"
+        );
+        let long = format!("{} end\n", "word ".repeat(60));
+        let w = wrap(&long, 120);
+        assert!(w.lines().all(|l| l.len() <= 120), "{w}");
+        assert_eq!(
+            w.split_whitespace().count(),
+            long.split_whitespace().count()
+        );
+        // A single word wider than the width is kept whole rather than cut.
+        assert_eq!(wrap(&"x".repeat(30), 10), "x".repeat(30));
+    }
+}

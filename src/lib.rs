@@ -88,6 +88,8 @@ pub mod privacy;
 pub mod results_file;
 pub mod rng;
 pub mod stats;
+#[cfg(test)]
+mod test_dir;
 pub mod theory;
 pub mod train;
 

@@ -5,10 +5,12 @@
 //! interrupted append) is dropped. Every rewrite is atomic (temporary file + rename), and a lock
 //! file keeps two processes from writing one file.
 //!
-//! The life of a file ([`ResultsFile::open`]): claim the lock; with `resume`, read the finished
-//! records; without, refuse a file that holds finished records unless `fresh`; rewrite the file
-//! canonically (header, then records by key); append each record as it finishes; rewrite
-//! canonically at the end ([`ResultsFile::finish`]).
+//! The life of a file ([`ResultsFile::open`]): claim the lock; keep the finished records of a
+//! file written under the same fingerprint (a rerun reruns only what is missing), start over
+//! where the config changed, refuse only what can be neither kept nor discarded (another
+//! experiment's file, a corrupted line) unless `fresh`; rewrite the file canonically (header,
+//! then records by key); append each record as it finishes; rewrite canonically at the end
+//! ([`ResultsFile::finish`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Display;
@@ -28,6 +30,9 @@ use crate::fingerprint::fingerprint;
 pub trait FileHeader: Serialize + DeserializeOwned + PartialEq {
     /// The fingerprint of the producing configuration; every record line carries it.
     fn fingerprint(&self) -> &str;
+    /// The name of the experiment (spec or study) the file belongs to: a file of the same name
+    /// under another fingerprint is this experiment with a changed config.
+    fn name(&self) -> &str;
     /// Why a file at `path` whose header is `found` cannot be resumed under `self` (one line).
     fn mismatch(&self, path: &Path, found: &Self) -> String;
 }
@@ -192,10 +197,15 @@ pub struct ResultsFile<H> {
 }
 
 impl<H: FileHeader> ResultsFile<H> {
-    /// Claims `path` ([`lock`]), then with `resume` (and an existing file) reads its finished
-    /// records ([`read_records`]); without `resume`, an existing file holding finished records is
-    /// refused unless `fresh` (so a finished run is never discarded by accident). Rewrites the file
-    /// canonically with what was kept and opens it for appending; returns the kept records.
+    /// Claims `path` ([`lock`]) and decides what an existing file's finished records are worth
+    /// ([`Keep`]): the records of a file whose header equals `head` (the same fingerprint) are
+    /// kept, and said so in one stderr line; a file of the same experiment under another
+    /// fingerprint (its config changed, so its records are wrong for this one) is started over,
+    /// said so in one line. An error only where keeping and discarding would both be wrong: a
+    /// file of another experiment (a mistaken `--out`), a header that does not parse, a corrupted
+    /// or edited record line; `fresh` discards anyway. With `resume` a changed fingerprint is an
+    /// error too (the user asked to continue that run). Rewrites the file canonically with what
+    /// was kept and opens it for appending; returns the kept records.
     pub fn open<R: Record + Clone>(
         path: &Path,
         head: H,
@@ -204,25 +214,21 @@ impl<H: FileHeader> ResultsFile<H> {
         check: impl Fn(&R) -> Option<String>,
     ) -> Result<(Self, BTreeMap<R::Key, R>)> {
         let lock = lock(path)?;
-        let done = if resume && path.exists() {
-            read_records(path, &head, check)?
-        } else {
-            if !fresh && path.exists() {
-                let text = std::fs::read_to_string(path).unwrap_or_default();
-                let finished = text
-                    .lines()
-                    .skip(1)
-                    .filter(|l| !l.trim().is_empty())
-                    .count();
-                if finished > 0 {
-                    return Err(Error::Results(format!(
-                        "{} already holds {finished} finished {}s: pass --resume to continue, --fresh to start over, or another --out",
+        let done = match keep(path, &head, resume, fresh, R::NOUN)? {
+            Keep::Records => {
+                let done = read_records(path, &head, check)?;
+                if !done.is_empty() {
+                    eprintln!(
+                        "{}: reusing {} finished {}s (same fingerprint {}); --fresh recomputes them",
                         path.display(),
-                        R::NOUN
-                    )));
+                        done.len(),
+                        R::NOUN,
+                        head.fingerprint()
+                    );
                 }
+                done
             }
-            BTreeMap::new()
+            Keep::Nothing => BTreeMap::new(),
         };
         // Rewrite canonically (drops a torn line), then append as records finish.
         write_records(path, &head, &done)?;
@@ -252,6 +258,68 @@ impl<H: FileHeader> ResultsFile<H> {
     pub fn finish<R: Record + Clone>(self, records: &BTreeMap<R::Key, R>) -> Result<()> {
         write_records(&self.path, &self.head, records)
     }
+}
+
+/// What [`ResultsFile::open`] keeps of an existing results file.
+#[derive(Debug, PartialEq)]
+enum Keep {
+    /// Its finished records (read and checked line by line).
+    Records,
+    /// Nothing: there is no file, it holds no record, `fresh` was passed, or its config changed.
+    Nothing,
+}
+
+/// The number of record lines of the results file at `path` (0 if it cannot be read).
+fn finished_lines(path: &Path) -> usize {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .count()
+}
+
+/// Decides what to keep of the file at `path` for a run under `head` (see
+/// [`ResultsFile::open`]); prints the one line that says a changed config starts over.
+fn keep<H: FileHeader>(
+    path: &Path,
+    head: &H,
+    resume: bool,
+    fresh: bool,
+    noun: &str,
+) -> Result<Keep> {
+    if fresh || !path.exists() {
+        return Ok(Keep::Nothing);
+    }
+    let finished = finished_lines(path);
+    let found: Option<H> = match read_header(path) {
+        Ok(h) => h,
+        Err(_) if finished == 0 => return Ok(Keep::Nothing),
+        Err(e) => {
+            return Err(Error::Results(format!(
+                "{e} and {finished} {noun} lines follow it: not a file this command can read; pass --fresh to start over, or choose another --out"
+            )));
+        }
+    };
+    let Some(found) = found else {
+        return Ok(Keep::Nothing);
+    };
+    if found == *head {
+        return Ok(Keep::Records);
+    }
+    if finished == 0 {
+        return Ok(Keep::Nothing);
+    }
+    if resume || found.name() != head.name() {
+        return Err(Error::Results(head.mismatch(path, &found)));
+    }
+    eprintln!(
+        "{}: its {finished} finished {noun}s were made under another configuration of {} (fingerprint {}, now {}): starting over",
+        path.display(),
+        head.name(),
+        found.fingerprint(),
+        head.fingerprint()
+    );
+    Ok(Keep::Nothing)
 }
 
 /// Lock files this process holds now (their paths): a lock naming our own pid is live only if
@@ -388,11 +456,7 @@ mod tests {
     use super::*;
 
     fn tmp(name: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("dpsgd-results-file-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+        crate::test_dir::tmpdir(&format!("results-file-{name}"))
     }
 
     #[test]

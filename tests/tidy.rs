@@ -13,7 +13,10 @@
 //! 5. no internal issue references ("issue 16", "privacy-3") in the user docs (README.md, docs/,
 //!    paper_refs/, data/README.md): the tracker is not part of the repository;
 //! 6. the layer diagram in `src/lib.rs` ("# Layers") is true: every top-level module is on it
-//!    once, and each imports only modules on rows below its own or to its left on its row.
+//!    once, and each imports only modules on rows below its own or to its left on its row;
+//! 7. no test writes to a shared fixed path: only the helpers of [`TEMP_DIR_HELPERS`], which make a
+//!    fresh folder per call, name the system's temporary folder (`temp_dir()`, `"/tmp/..."`), in
+//!    `src/`, `tests/`, `benches/` and `examples/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -731,7 +734,80 @@ fn user_docs_name_no_internal_issue() {
     );
 }
 
+/// The files that may name the system's temporary folder: the two helpers that make a fresh,
+/// uniquely named folder per call and remove nothing (`tests/it/common.rs`'s `tmpdir` for the
+/// integration tests, `src/test_dir.rs` for the unit tests).
+const TEMP_DIR_HELPERS: &[&str] = &["tests/it/common.rs", "src/test_dir.rs"];
+
+/// Files not moved to the helpers yet: (file, why). Shrink to zero.
+const TEMP_DIR_PENDING: &[(&str, &str)] = &[];
+
+/// Lines (1-based) of `text` outside `//` comments that name the system's temporary folder: a
+/// call of `temp_dir()` or a string literal starting `"/tmp`. A test that builds a fixed name
+/// there (even with its pid in it) shares the path with every other test and every other copy of
+/// the suite that builds the same name, and removing it first wipes their files.
+fn shared_temp_paths(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let code = l.split("//").next().unwrap_or("");
+            code.contains("temp_dir()") || code.contains("\"/tmp")
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+#[test]
+fn no_test_writes_to_a_shared_fixed_path() {
+    let mut bad = Vec::new();
+    let mut pending_seen = BTreeSet::new();
+    for dir in ["src", "tests", "benches", "examples"] {
+        let dir = Path::new(ROOT).join(dir);
+        if !dir.exists() {
+            continue;
+        }
+        for f in rust_files(&dir) {
+            let file = rel(&f);
+            if TEMP_DIR_HELPERS.contains(&file.as_str()) || file == "tests/tidy.rs" {
+                continue;
+            }
+            let lines = shared_temp_paths(&std::fs::read_to_string(&f).unwrap());
+            if lines.is_empty() {
+                continue;
+            }
+            if TEMP_DIR_PENDING.iter().any(|(p, _)| *p == file) {
+                pending_seen.insert(file);
+                continue;
+            }
+            bad.extend(lines.iter().map(|l| format!("{file}:{l}")));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "tests naming the system's temporary folder themselves: {bad:?}; take a fresh folder \
+         from `crate::common::tmpdir` (integration tests) or `crate::test_dir::tmpdir` (unit \
+         tests), unique per call, and never remove a path another test could be using"
+    );
+    let stale: Vec<&str> = TEMP_DIR_PENDING
+        .iter()
+        .map(|(p, _)| *p)
+        .filter(|p| !pending_seen.contains(*p))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "TEMP_DIR_PENDING names files that no longer use the temporary folder: {stale:?}; \
+         remove them from the list"
+    );
+}
+
 // The checkers, each on a planted violation.
+
+#[test]
+fn planted_shared_temp_paths_are_found() {
+    let text = "let a = std::env::temp_dir().join(\"x\");\n// std::env::temp_dir() in a comment\n\
+                let b = Path::new(\"/tmp/dpsgd-test\");\nlet c = common::tmpdir(\"x\");\n";
+    assert_eq!(shared_temp_paths(text), [1, 3]);
+}
 
 #[test]
 fn planted_long_function_is_found() {

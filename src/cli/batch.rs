@@ -24,11 +24,13 @@ pub struct BatchArgs {
     /// Only specs whose name contains this.
     #[arg(long)]
     pub only: Option<String>,
-    /// Continue an interrupted run: keep the finished cells of each results file.
+    /// Keep finished cells only if their fingerprint matches (a changed spec is an error, not a
+    /// restart). Without it a rerun reuses matching cells anyway and starts over where the spec
+    /// changed.
     #[arg(long, conflicts_with = "fresh")]
     pub resume: bool,
-    /// Discard the finished cells of an earlier run and start over (without it, and without
-    /// --resume, a folder holding finished cells is refused rather than overwritten).
+    /// Discard every finished cell and start over (also decides the cases a rerun refuses: a
+    /// folder of another spec, a corrupted line).
     #[arg(long)]
     pub fresh: bool,
     /// No progress bars.

@@ -18,6 +18,9 @@ pub struct CliplawArgs {
     /// Folder of the sweeps (every *.toml with a [clip_sweep] table).
     #[arg(long, default_value = "simulations/cliplaw")]
     pub specs: PathBuf,
+    /// Print every line whole (the default output wraps at 120 columns).
+    #[arg(long)]
+    pub wide: bool,
     #[command(flatten)]
     pub batch: BatchArgs,
 }
@@ -30,6 +33,10 @@ pub fn sweep_files(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     Ok(v)
 }
+
+/// The unit of every exponent `cliplaw` prints: a log-log slope against phi (Eq. 1), which at a
+/// fixed n is proportional to 1/epsilon.
+pub const UNIT_NOTE: &str = "Exponents are log-log slopes against phi (Eq. 1; phi ~ 1/epsilon at fixed n, so a slope -s in phi is epsilon^s).";
 
 /// The laws table as plain text (one block per series).
 pub fn text(summaries: &[CliplawSummary]) -> String {
@@ -103,7 +110,16 @@ pub fn run(args: &CliplawArgs) -> Result<()> {
     if b.json {
         println!("{}", super::json::to_string(&summaries)?);
     } else {
-        print!("{}", text(&summaries));
+        // Within 120 columns unless --wide; the `wrote` line is as long as the folder named.
+        let t = format!("{UNIT_NOTE}\n{}", text(&summaries));
+        if args.wide {
+            print!("{t}");
+        } else {
+            print!(
+                "{}",
+                dpsgd_lab::format::wrap(&t, dpsgd_lab::format::TERMINAL_COLUMNS)
+            );
+        }
         println!(
             "wrote {}/report.md and {} x 3 plots into {} in {wall:.1} s",
             out.display(),

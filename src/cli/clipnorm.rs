@@ -30,10 +30,13 @@ pub struct ClipnormArgs {
     /// Quick mode: the config's [quick] overrides (fewer epochs, runs and learning rates).
     #[arg(long)]
     pub quick: bool,
-    /// Skip cells already in the results file of --out.
+    /// Keep finished runs only if their fingerprint matches (a changed study config is an error, not a
+    /// restart). Without it a rerun reuses matching runs anyway and starts over where the study config
+    /// changed.
     #[arg(long, conflicts_with = "fresh")]
     pub resume: bool,
-    /// Discard the finished cells of an existing results file of --out and start over.
+    /// Discard every finished run and start over (also decides the cases a rerun refuses: a
+    /// folder of another study, a corrupted line).
     #[arg(long)]
     pub fresh: bool,
     /// Output directory (default: out/clipnorm/NAME).

@@ -16,10 +16,13 @@ pub struct RunArgs {
     /// Publication scale (the spec's [full] table) instead of [quick].
     #[arg(long)]
     pub full: bool,
-    /// Continue an interrupted run: keep the finished cells of the results file.
+    /// Keep finished cells only if their fingerprint matches (a changed spec is an error, not a
+    /// restart). Without it a rerun reuses matching cells anyway and starts over where the spec
+    /// changed.
     #[arg(long, conflicts_with = "fresh")]
     pub resume: bool,
-    /// Discard the finished cells of an existing results file and start over.
+    /// Discard every finished cell and start over (also decides the cases a rerun refuses: a
+    /// folder of another spec, a corrupted line).
     #[arg(long)]
     pub fresh: bool,
     /// Run one slice of the cells (I of N, 1-based); combine with `dpsgd-lab merge`.

@@ -16,7 +16,8 @@ pub struct VerifyArgs {
     /// Folder of the specs (every *.toml with a [sweep] table).
     #[arg(long, default_value = "simulations")]
     pub specs: PathBuf,
-    /// Print every column of the table (as in report.md) instead of the compact one.
+    /// Print every column of the table (as in report.md) instead of the compact one, and every
+    /// line whole (the default output wraps at 120 columns).
     #[arg(long)]
     pub wide: bool,
     #[command(flatten)]
@@ -83,11 +84,22 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
     if b.json {
         println!("{}", super::json::to_string(&summaries)?);
     } else {
-        if args.wide {
-            print!("{}", report::text_table(&rows));
+        let table = if args.wide {
+            report::text_table(&rows)
         } else {
-            print!("{}", report::compact_table(&summaries));
-        }
+            report::compact_table(&summaries)
+        };
+        let summary = report::one_line_summary(&summaries) + "\n";
+        // The compact output keeps to the terminal's 120 columns (--wide prints lines whole);
+        // the `wrote` line is as long as the folder the user named.
+        let fit = |t: &str| {
+            if args.wide {
+                t.to_string()
+            } else {
+                dpsgd_lab::format::wrap(t, dpsgd_lab::format::TERMINAL_COLUMNS)
+            }
+        };
+        print!("{}", fit(&table));
         println!(
             "wrote {} and {} plots into {} in {wall:.1} s{}",
             report_file.display(),
@@ -99,7 +111,7 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
                 ""
             }
         );
-        println!("{}", report::one_line_summary(&summaries));
+        print!("{}", fit(&summary));
     }
     violation_exit(&summaries)
 }

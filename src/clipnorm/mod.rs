@@ -57,10 +57,11 @@ pub use table::{Entry, EpsColumn, Recommendation, StudyTable, TheoryReport};
 pub struct RunOptions {
     /// Output directory (results file, table, figure).
     pub out: PathBuf,
-    /// Skip cells already in the results file.
+    /// Keep finished runs only under the same fingerprint: a changed study config is an error
+    /// (without it, finished runs of the same fingerprint are reused anyway, and a changed config
+    /// starts over; see [`crate::results_file::ResultsFile::open`]).
     pub resume: bool,
-    /// Discard the finished cells of an existing results file and start over (without it, and
-    /// without `resume`, a results file holding finished cells is an error).
+    /// Discard the finished runs of an existing results file and start over.
     pub fresh: bool,
     /// Draw the figure.
     pub figure: bool,

@@ -1,7 +1,7 @@
 //! The clip-norm study's results file: [`crate::results_file`] with the study's header and one
 //! [`RunRecord`] per finished training run, keyed by cell id. The runner's semantics hold: a rerun
-//! without `--resume` over finished runs is refused (unless `--fresh`), a torn last line is
-//! dropped, any other bad line is an error naming file and line, rewrites are atomic, and a lock
+//! reuses the finished runs of the same fingerprint and starts over where the study's config
+//! changed (`--fresh` always starts over), a torn last line is dropped, any other bad line is an error naming file and line, rewrites are atomic, and a lock
 //! refuses a concurrent writer.
 
 use std::path::Path;
@@ -81,6 +81,9 @@ impl Header {
 impl FileHeader for Header {
     fn fingerprint(&self) -> &str {
         &self.fingerprint
+    }
+    fn name(&self) -> &str {
+        &self.study
     }
     fn mismatch(&self, path: &Path, h: &Self) -> String {
         format!(

@@ -30,9 +30,12 @@ impl FileHeader for Header {
     fn fingerprint(&self) -> &str {
         &self.fingerprint
     }
+    fn name(&self) -> &str {
+        &self.spec
+    }
     fn mismatch(&self, path: &Path, h: &Self) -> String {
         format!(
-            "{} was written by spec {} ({}, fingerprint {}), not by this spec {} ({}, fingerprint {}); use another --out",
+            "{} was written by spec {} ({}, fingerprint {}), not by this spec {} ({}, fingerprint {}); pass --fresh to start over, or use another --out",
             path.display(),
             h.spec,
             h.scale,
@@ -172,8 +175,9 @@ pub fn read_results(path: &Path, expect: &Header) -> Result<BTreeMap<usize, Cell
 /// The results file of a run, open for appending (see [`results_file::ResultsFile::open`]).
 pub type ResultsFile = results_file::ResultsFile<Header>;
 
-/// Opens `path` for a run of the spec with header `head`: with `resume`, keeps its finished
-/// cells; without, refuses a file holding finished cells unless `fresh`.
+/// Opens `path` for a run of the spec with header `head`: keeps the finished cells of a file of
+/// the same fingerprint, starts over where the spec changed (see
+/// [`results_file::ResultsFile::open`]; `resume` refuses a changed spec, `fresh` discards).
 pub fn open(
     path: &Path,
     head: &Header,

@@ -21,10 +21,12 @@ use crate::theory::bounds;
 pub struct RunOptions {
     /// Output folder.
     pub out: PathBuf,
-    /// Keep the finished cells of an existing results file.
+    /// Keep finished cells only under the same fingerprint: a changed spec is an error. Without
+    /// it, cells of the same fingerprint are reused anyway and a changed spec starts over (see
+    /// [`crate::results_file::ResultsFile::open`]).
     pub resume: bool,
-    /// Start over even if the results file holds finished cells (otherwise that is an error,
-    /// so that a long run is never discarded by accident).
+    /// Start over, discarding every finished cell (also what decides the cases a rerun refuses:
+    /// another spec's file, a corrupted line).
     pub fresh: bool,
     /// Run only cells with index % N == I - 1 (I in 1..=N).
     pub shard: Option<(usize, usize)>,

@@ -302,8 +302,7 @@ mod tests {
 
     #[test]
     fn save_writes_png_and_svg() {
-        let dir = std::env::temp_dir().join(format!("dpsgd_plot_category_{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::tmpdir("plot-category");
         let (png, svg) = (dir.join("f.png"), dir.join("f.svg"));
         fig(vec![(0.5, "guide G".into())]).save(&png, &svg).unwrap();
         let png_bytes = std::fs::read(&png).unwrap();

@@ -151,6 +151,23 @@ fn sharded_sweep_merges_to_the_unsharded_summary() {
     let o = one.to_str().unwrap();
     let s = sh.to_str().unwrap();
     assert!(cli(["run", spec, "--out", o, "--quiet"]).success());
+    // `run` twice in a row: the rerun reuses every cell (one line says so) and writes the same.
+    let files = ["results.jsonl", "summary.json", "report.md"];
+    let written: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(one.join(f)).unwrap())
+        .collect();
+    let again = cli(["run", spec, "--out", o, "--quiet"]);
+    assert!(again.success(), "{again:?}");
+    assert_eq!(
+        again.stderr.matches("reusing").count(),
+        1,
+        "{}",
+        again.stderr
+    );
+    for (f, w) in files.iter().zip(&written) {
+        assert_eq!(&std::fs::read(one.join(f)).unwrap(), w, "rerun changed {f}");
+    }
     for i in ["1/2", "2/2"] {
         let r = cli(["run", spec, "--out", s, "--quiet", "--shard", i]);
         assert!(r.success(), "{r:?}");
@@ -175,6 +192,39 @@ fn sharded_sweep_merges_to_the_unsharded_summary() {
     ]);
     assert!(r.success(), "{r:?}");
     assert!(r.stdout.contains("lower bound"), "{}", r.stdout);
+    // The default output fits 120 columns (these rows ran to 190), states the exponents' unit,
+    // and `--wide` prints the same words with every row whole.
+    // (The `wrote` line holds the folder this test named, a long temporary path.)
+    let wide: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.chars().count() > 120 && !l.starts_with("wrote "))
+        .collect();
+    assert!(wide.is_empty(), "lines over 120 columns: {wide:?}");
+    assert!(r.stdout.contains("slopes against phi"), "{}", r.stdout);
+    let w = cli([
+        "cliplaw",
+        "--only",
+        "appendix_l",
+        "--out",
+        all.to_str().unwrap(),
+        "--quiet",
+        "--wide",
+    ]);
+    assert!(w.success(), "{w:?}");
+    assert!(
+        w.stdout.lines().any(|l| l.chars().count() > 120),
+        "{}",
+        w.stdout
+    );
+    let words = |t: &str| -> Vec<String> {
+        t.lines()
+            .take_while(|l| !l.starts_with("wrote "))
+            .flat_map(str::split_whitespace)
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(words(&w.stdout), words(&r.stdout));
     // Verdicts in words, not enum names.
     for name in ["Agrees", "Differs", "TooWide", "NoPrediction"] {
         assert!(!r.stdout.contains(name), "{name}: {}", r.stdout);
@@ -190,6 +240,24 @@ fn sharded_sweep_merges_to_the_unsharded_summary() {
         }
     }
     assert!(all.join("report.md").exists());
+    // `cliplaw` twice in a row: exit 0, the same table, every cell reused.
+    let again = cli([
+        "cliplaw",
+        "--only",
+        "appendix_l",
+        "--out",
+        all.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(again.success(), "{again:?}");
+    assert!(again.stderr.contains("reusing"), "{}", again.stderr);
+    let table = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with("wrote "))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(table(&again.stdout), table(&r.stdout));
 }
 
 /// A coarse grid, and a huge one (`points = 1e8` aborted on a 9 GB allocation), are one clear

@@ -24,20 +24,15 @@ fn resume(out: &Path) -> dpsgd_lab::error::Result<StudyOutcome> {
     run_study(&tiny(true), &opts(out.to_path_buf(), true, false))
 }
 
+/// A rerun of a finished study reuses every finished run (same fingerprint) and trains none, the
+/// file unchanged; a changed study config of the same name starts over; `--fresh` always does.
 #[test]
-fn a_rerun_without_resume_is_refused_and_leaves_the_file_intact() {
+fn a_rerun_reuses_the_finished_runs_and_a_changed_config_starts_over() {
     let (out, path, first, text) = finished("rerun");
     assert!(first.executed > 0);
-    let err = run_study(&tiny(true), &opts(out.clone(), false, false))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains(&format!("already holds {} finished runs", first.executed))
-            && err.contains("--resume")
-            && err.contains("--fresh")
-            && !err.contains('\n'),
-        "{err}"
-    );
+    let again = run_study(&tiny(true), &opts(out.clone(), false, false)).unwrap();
+    assert_eq!((again.executed, again.reused), (0, first.executed));
+    assert_eq!(again.records, first.records);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     assert!(
         !out.join("results_quick.jsonl.lock").exists(),
@@ -51,6 +46,17 @@ fn a_rerun_without_resume_is_refused_and_leaves_the_file_intact() {
     let again = run_study(&tiny(true), &fresh).unwrap();
     assert_eq!((again.executed, again.reused), (first.executed, 0));
     assert_eq!(again.records, first.records);
+    // A changed config (another seed): --resume refuses it and keeps the file; a plain rerun
+    // starts over.
+    let mut changed = tiny(true);
+    changed.cfg.seed += 1;
+    let err = run_study(&changed, &opts(out.clone(), true, false))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--fresh") && !err.contains('\n'), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    let restarted = run_study(&changed, &opts(out.clone(), false, false)).unwrap();
+    assert_eq!((restarted.executed, restarted.reused), (first.executed, 0));
 }
 
 /// A real crash in the middle of the resume's rewrite: the binary resumes under a file-size limit

@@ -66,16 +66,9 @@ where
     capture(cmd)
 }
 
-/// A ledger path no other call uses (in the system's temporary folder; not created).
+/// A ledger path no other call uses (in a fresh [`tmpdir`] of its own; the file is not created).
 pub fn fresh_ledger() -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let p = std::env::temp_dir().join(format!(
-        "dpsgd-lab-test-ledger-{}-{k}.jsonl",
-        std::process::id()
-    ));
-    std::fs::remove_file(&p).ok();
-    p
+    tmpdir("ledger").join("ledger.jsonl")
 }
 
 /// As [`cli`], under a 4 GB address-space limit (`ulimit -v`), so a missing memory estimate shows
@@ -214,13 +207,23 @@ pub fn assert_check_failed(out: &CliOutput, needle: &str) {
     );
 }
 
-/// A fresh, empty folder under the system's temporary folder, unique to this test process and
-/// `name` (an old one of the same name is removed first).
+/// A fresh, empty folder under the system's temporary folder, unique to this call: the name is
+/// `dpsgd-lab-test-PID-K-NAME` with K counting this process's calls, and the folder is created
+/// exclusively (a leftover of the same name, from an earlier process with this pid, is skipped,
+/// never removed). Two tests passing the same `name`, or two copies of the suite running side by
+/// side, get two folders; nothing here deletes a path another test may be using.
 pub fn tmpdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dpsgd-lab-test-{}-{name}", std::process::id()));
-    std::fs::remove_dir_all(&dir).ok();
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    loop {
+        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("dpsgd-lab-test-{}-{k}-{name}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return dir,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => panic!("create {}: {e}", dir.display()),
+        }
+    }
 }
 
 /// A tiny Thm 6.5 spec (three phi points, a few replicates: seconds to run) named `name`, for
@@ -300,4 +303,21 @@ fn capture_drains_both_streams_and_the_contract_check_can_fail() {
             "{code} {stderr:?}"
         );
     }
+}
+
+/// Two tests asking [`tmpdir`] for one name (the two `cliplaw` tests that ran one sweep each did)
+/// get two folders, and the second call leaves the first's files alone.
+#[test]
+fn tmpdir_gives_each_call_its_own_folder_and_removes_nothing() {
+    let a = tmpdir("same");
+    std::fs::write(a.join("kept"), "x").unwrap();
+    let b = tmpdir("same");
+    assert_ne!(a, b);
+    assert!(
+        a.join("kept").exists(),
+        "the second call removed the first's file"
+    );
+    assert_ne!(fresh_ledger(), fresh_ledger());
+    std::fs::remove_dir_all(&a).unwrap();
+    std::fs::remove_dir_all(&b).unwrap();
 }

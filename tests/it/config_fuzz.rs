@@ -8,8 +8,7 @@
 
 use crate::common::{self, CliOutput, ROOT, cli_capped, one_line_error};
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::PathBuf;
 
 use quickcheck::{Gen, QuickCheck, TestResult};
 
@@ -60,11 +59,14 @@ const SPEC_FIELDS: [&str; 13] = [
     "bootstrap = ",
 ];
 
-/// The fuzz cases' folder, made fresh once per test process.
-fn dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    let d = DIR.get_or_init(|| common::tmpdir("fuzz"));
-    std::fs::create_dir_all(d).unwrap();
+/// The fuzz cases' folder: one fresh [`common::tmpdir`] per test thread (each test runs on a
+/// thread of its own), so the two tests here never share, or remove, each other's folder.
+fn dir() -> PathBuf {
+    thread_local! {
+        static DIR: PathBuf = common::tmpdir("fuzz");
+    }
+    let d = DIR.with(|d| d.clone());
+    std::fs::create_dir_all(&d).unwrap();
     d
 }
 

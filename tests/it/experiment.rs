@@ -337,14 +337,39 @@ fn interrupted_run_resumes_without_losing_or_repeating_cells() {
         );
     }
     assert_eq!(read(&path), read(&whole.join("results.jsonl")));
-    // Without --resume or --fresh, finished cells are never discarded.
-    let e = experiment::run(&spec, &opts(&dir)).unwrap_err().to_string();
-    assert!(e.contains("--resume"), "{e}");
-    // Resuming into a folder written by another spec is refused.
+    // A rerun without --resume or --fresh reuses every finished cell of the same fingerprint
+    // and computes none: with a budget of 0 new cells it still returns all of them, and the
+    // file is unchanged.
+    let mut again = opts(&dir);
+    again.stop_after = Some(0);
+    assert_eq!(experiment::run(&spec, &again).unwrap(), all);
+    assert_eq!(read(&path), read(&whole.join("results.jsonl")));
+    // The same spec with a changed config (seed): --resume refuses it, keeping nothing ...
     let mut other: ExperimentSpec = toml::from_str(&tiny_text()).unwrap();
     other.seed = 4;
     let other = Spec::new(other, Scale::Quick).unwrap();
-    assert!(experiment::run(&other, &o).is_err());
+    let e = experiment::run(&other, &o).unwrap_err().to_string();
+    assert!(e.contains("fingerprint") && e.contains("--fresh"), "{e}");
+    assert_eq!(read(&path), read(&whole.join("results.jsonl")));
+    // ... and a plain rerun starts over: its old cells are wrong for the new seed.
+    let mut plain = opts(&dir);
+    plain.stop_after = Some(2);
+    assert_eq!(experiment::run(&other, &plain).unwrap().len(), 2);
+    assert_eq!(cell_lines(&path).len(), 2);
+    // Another spec's folder (a mistaken --out) is refused without --fresh: keeping its cells and
+    // discarding them would both be wrong.
+    let mut stranger: ExperimentSpec = toml::from_str(&tiny_text()).unwrap();
+    stranger.name = "stranger".into();
+    let stranger = Spec::new(stranger, Scale::Quick).unwrap();
+    let e = experiment::run(&stranger, &opts(&dir))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--fresh") && e.contains("stranger"), "{e}");
+    assert_eq!(cell_lines(&path).len(), 2);
+    let mut fresh = opts(&dir);
+    fresh.fresh = true;
+    fresh.stop_after = Some(1);
+    assert_eq!(experiment::run(&stranger, &fresh).unwrap().len(), 1);
 }
 
 #[test]

@@ -276,6 +276,12 @@ fn the_readme_verify_block_is_verifys_output() {
         .stdout
         .trim_end()
         .replace(out_dir.to_str().unwrap(), "results/verify-quick");
+    // Within 120 columns as printed into the default folder.
+    let wide: Vec<&str> = got.lines().filter(|l| l.chars().count() > 120).collect();
+    assert!(
+        wide.is_empty(),
+        "verify's default output has lines over 120 columns: {wide:?}"
+    );
     let want = blocks[at].1.join("\n");
     let tail: Vec<&str> = got.lines().collect();
     let tail = tail[tail.len().saturating_sub(blocks[at].1.len())..].join("\n");

@@ -121,21 +121,33 @@ fn verify(dir: &Path, only: &str, out: &str) -> common::CliOutput {
     ])
 }
 
-/// A rerun into a folder of finished cells is refused (exit 2, nothing discarded) unless it says
-/// --resume (keeps them: the same summaries) or --fresh (starts over).
+/// `verify` run twice in a row exits 0 both times: the rerun reuses every finished cell (its
+/// fingerprint matches), says so in one line, computes nothing (the results file is unchanged)
+/// and prints the same summaries. A changed spec of the same name starts over (one line says
+/// so); `--resume` refuses the changed spec instead, and `--fresh` always starts over. A folder
+/// of another spec is the one case refused (exit 2) without `--fresh`.
 #[test]
-fn verify_refuses_to_discard_finished_cells() {
+fn verify_twice_in_a_row_reuses_the_finished_cells() {
     let dir = verify_folder("verify-rerun");
     let first = verify(&dir, "tiny_ok", "out");
     assert!(first.success(), "{first:?}");
     let cells = dir.join("out/tiny_ok/results.jsonl");
     let before = std::fs::read_to_string(&cells).unwrap();
     let again = verify(&dir, "tiny_ok", "out");
-    assert_one_line_error(&again, "--resume");
-    // The state on disk, not bad input: labelled `results:`, not `config:`.
+    assert!(again.success(), "{again:?}");
+    assert_eq!(again.last_json(), first.last_json());
+    let said: Vec<&str> = again
+        .stderr
+        .lines()
+        .filter(|l| l.contains("reusing"))
+        .collect();
+    assert_eq!(said.len(), 1, "{}", again.stderr);
+    let finished = before.lines().skip(1).count();
+    assert!(finished > 0);
     assert!(
-        again.stderr.contains(": results: ") && !again.stderr.contains("config:"),
-        "{again:?}"
+        said[0].contains(&format!("reusing {finished} finished cells")),
+        "{}",
+        said[0]
     );
     assert_eq!(std::fs::read_to_string(&cells).unwrap(), before);
     for flag in ["--resume", "--fresh"] {
@@ -153,7 +165,47 @@ fn verify_refuses_to_discard_finished_cells() {
         ]);
         assert!(o.success(), "{flag}: {o:?}");
         assert_eq!(o.last_json(), first.last_json(), "{flag}");
+        assert_eq!(
+            o.stderr.contains("reusing"),
+            flag == "--resume",
+            "{flag}: {}",
+            o.stderr
+        );
     }
+    // The spec changed (another seed): --resume refuses, a plain rerun starts over.
+    write_spec(&dir.join("specs"), "tiny_ok", "seed = 3", "seed = 4");
+    let resumed = cli([
+        "verify",
+        "--specs",
+        dir.join("specs").to_str().unwrap(),
+        "--only",
+        "tiny_ok",
+        "--out",
+        dir.join("out").to_str().unwrap(),
+        "--quiet",
+        "--resume",
+    ]);
+    assert_one_line_error(&resumed, "--fresh");
+    assert_eq!(std::fs::read_to_string(&cells).unwrap(), before);
+    let changed = verify(&dir, "tiny_ok", "out");
+    assert!(changed.success(), "{changed:?}");
+    assert!(
+        changed.stderr.contains("starting over"),
+        "{}",
+        changed.stderr
+    );
+    assert_ne!(std::fs::read_to_string(&cells).unwrap(), before);
+    // Another spec's results in the folder: refused, one line naming --fresh; nothing changed.
+    let stranger = dir.join("out/tiny_bad_g");
+    std::fs::create_dir_all(&stranger).unwrap();
+    let moved = std::fs::read_to_string(&cells).unwrap();
+    std::fs::write(stranger.join("results.jsonl"), &moved).unwrap();
+    let refused = verify(&dir, "tiny_bad_g", "out");
+    assert_one_line_error(&refused, "--fresh");
+    assert_eq!(
+        std::fs::read_to_string(stranger.join("results.jsonl")).unwrap(),
+        moved
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -235,7 +287,15 @@ fn verify_prints_a_compact_table_and_a_one_line_summary() {
             l.chars().count()
         );
     }
-    let last = compact.stdout.lines().last().unwrap();
+    // The summary follows the `wrote` line, wrapped to 120 columns: read it as one line.
+    let last = compact
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("wrote "))
+        .skip(1)
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         last.contains(" series: bound held ") && last.contains("VIOLATED 0, SHORT 0"),
         "{last}"

@@ -208,7 +208,7 @@ fn cli_phi_inverse() {
 
 #[test]
 fn cli_alpha_upper_estimates_respect_definition_5_3() {
-    let path = std::env::temp_dir().join(format!("dpsgd_lab_alpha_{}.toml", std::process::id()));
+    let path = crate::common::tmpdir("alpha").join("alpha.toml");
     std::fs::write(
         &path,
         r#"seed = 7

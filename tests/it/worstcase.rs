@@ -56,6 +56,25 @@ fn quick_scale_end_to_end() {
     ]);
     assert!(o.success(), "{}", o.stderr);
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    // `worstcase` twice in a row: exit 0, every cell of every spec reused, the same report.
+    let again = cli([
+        "worstcase",
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+        out.join("copy.md").to_str().unwrap(),
+    ]);
+    assert!(again.success(), "{}", again.stderr);
+    assert_eq!(
+        again.stderr.matches("reusing").count(),
+        SPECS.len(),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.md")).unwrap(),
+        report
+    );
     assert!(report.contains("What this search can and cannot show"));
     assert!(
         report.contains("Worst Thm 6.8 / N.1 rate found"),

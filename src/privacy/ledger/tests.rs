@@ -4,15 +4,7 @@ use super::*;
 
 /// A fresh folder of this test's own (no two tests share a path).
 fn folder(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let p = std::env::temp_dir().join(format!(
-        "dpsgd-ledger-{}-{name}-{nanos}",
-        std::process::id()
-    ));
-    std::fs::create_dir(&p).unwrap();
-    p
+    crate::test_dir::tmpdir(&format!("ledger-{name}"))
 }
 
 fn rows(v: f64) -> DataId {
