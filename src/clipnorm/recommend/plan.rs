@@ -310,6 +310,7 @@ impl AdvicePlan {
             candidates_hi: self.hi,
             grid_size: self.req.grid_size,
             seed: self.req.seed,
+            reproducible: self.req.reproducible,
             clip_norm: sel.value,
             candidate_index: sel.index,
             at_range_end: sel.index + 1 == self.req.grid_size,

@@ -10,7 +10,23 @@ use crate::loss::{LossSpec, lipschitz_constants};
 use crate::privacy::ledger::{Ledger, Spend};
 use crate::privacy::standardize::{PrivateStandardization, StdSource, private_standardize};
 use crate::privacy::{RnmmConfig, RnmmOutput, private_min_lipschitz};
-use crate::rng::{Purpose, stream};
+use crate::rng::{NOT_PRIVATE, Purpose, ReleaseRng};
+
+/// The randomness of mechanism `k` (0 RNMM, 1 standardization, 2 range check): the OS-keyed
+/// CSPRNG, or with `--reproducible` the seeded stream (seed, k, mechanism) of the research mode.
+fn mechanism_rng(plan: &AdvicePlan, k: u64) -> Result<ReleaseRng> {
+    ReleaseRng::for_release(plan.req.reproducible, plan.req.seed, k, Purpose::Mechanism)
+}
+
+/// The command as the ledger records it: with `--reproducible`, its seed and that it is not a
+/// private release.
+pub fn ledger_command(reproducible: bool, seed: u64) -> String {
+    if reproducible {
+        format!("clipnorm recommend --seed {seed} --reproducible ({NOT_PRIVATE})")
+    } else {
+        "clipnorm recommend".to_string()
+    }
+}
 
 /// Records `spend` in the ledger, if there is one (before the mechanism runs).
 fn record(
@@ -22,7 +38,7 @@ fn record(
 ) -> Result<()> {
     match ledger {
         Some(l) => l.record(Spend::new(
-            &format!("clipnorm recommend --seed {}", plan.req.seed),
+            &ledger_command(plan.req.reproducible, plan.req.seed),
             mechanism,
             eps,
             delta,
@@ -47,7 +63,7 @@ pub fn preprocess(
             let ps = private_standardize(
                 data,
                 &StdSource::Public(st.clone()),
-                &mut stream(plan.req.seed, 1, Purpose::Mechanism),
+                &mut mechanism_rng(plan, 1)?,
             )?;
             Preprocessed {
                 preprocess: Some(Preprocess {
@@ -80,7 +96,7 @@ pub fn preprocess(
                     delta: *delta,
                     bounds: bounds.clone(),
                 },
-                &mut stream(plan.req.seed, 1, Purpose::Mechanism),
+                &mut mechanism_rng(plan, 1)?,
             )?;
             let (preprocess, noisy) = ps.preprocess();
             Preprocessed {
@@ -137,7 +153,7 @@ pub fn range_check_stage(
         plan.lo,
         plan.hi,
         plan.check_epsilon,
-        &mut stream(plan.req.seed, 2, Purpose::Mechanism),
+        &mut mechanism_rng(plan, 2)?,
     )?;
     if !rc.misses() {
         return Ok(Some(rc));
@@ -195,7 +211,7 @@ pub fn select(plan: &AdvicePlan, g: &[f64], ledger: Option<&mut Ledger>) -> Resu
         grid_size: plan.req.grid_size,
         target_count: 1,
     };
-    private_min_lipschitz(g, &rc, &mut stream(plan.req.seed, 0, Purpose::Mechanism))
+    private_min_lipschitz(g, &rc, &mut mechanism_rng(plan, 0)?)
 }
 
 /// Stage 5: DP-SGD's step size from public quantities and the released tau (no cost):
