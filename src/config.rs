@@ -24,6 +24,13 @@ pub struct TrainConfig {
     /// Replicate index (default 0).
     #[serde(default)]
     pub replicate: u64,
+    /// The reproducible research mode (default false): DP-SGD on a CSV draws its batches and
+    /// noise from the seeded streams, so the same seed gives the same run, and anyone who knows
+    /// the seed can replay the noise: NOT a private release. By default a run on a CSV with
+    /// noise draws them from the operating system's CSPRNG ([`crate::rng::ReleaseRng`]);
+    /// generated data (a simulation) is always seeded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reproducible: bool,
     /// The data.
     pub data: DataSpec,
     /// The loss family.

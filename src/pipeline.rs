@@ -126,7 +126,9 @@ fn recipe(d: &PipelineData, eps: f64, seed: u64, raw: bool) -> Result<(f64, f64)
         hi: None,
         grid_size: DEFAULT_GRID_SIZE,
         accountant: "rdp".into(),
+        // a measurement of the recipe over seeds, not a release: seeded, as every simulation
         seed,
+        reproducible: true,
         check_epsilon: None,
         test_fraction: Some(0.2),
         split_seed: seed,

@@ -191,6 +191,10 @@ pub struct TrainRun {
     /// The work estimate checked before the run: T (b + 1) p gradient coordinates.
     #[serde(skip)]
     pub work_estimate: f64,
+    /// Where the batches and the noise came from: "os" (the operating system's CSPRNG, a
+    /// private release) or "seeded" (a function of the seed: a simulation, or the reproducible
+    /// mode of a release, which is not private).
+    pub randomness: &'static str,
 }
 
 /// What the privacy of a run depends on, known before training.
@@ -326,11 +330,23 @@ pub fn train(
     opts: &ReportOptions,
     start: Instant,
 ) -> Result<TrainRun> {
-    train_budgeted((seed, replicate), loss, dpsgd, data, opts, None, start)
+    train_budgeted(
+        (seed, replicate),
+        loss,
+        dpsgd,
+        data,
+        opts,
+        None,
+        false,
+        start,
+    )
 }
 
 /// [`train`] with a `[privacy]` budget: DP-SGD's spend is checked against the ledger before
 /// any work and recorded in it, as `train --config` does (the Python `train` on arrays).
+/// `secure`: the batches and noise come from the OS-keyed CSPRNG (a private release of `data`,
+/// [`crate::dpsgd::DpSgd::with_secure_randomness`]); else from the streams of (seed, replicate).
+#[allow(clippy::too_many_arguments)]
 pub fn train_budgeted(
     (seed, replicate): (u64, u64),
     loss: &LossSpec,
@@ -338,6 +354,7 @@ pub fn train_budgeted(
     data: &Dataset,
     opts: &ReportOptions,
     budget: Option<&BudgetSpec>,
+    secure: bool,
     start: Instant,
 ) -> Result<TrainRun> {
     let inputs = RunInputs {
@@ -346,6 +363,7 @@ pub fn train_budgeted(
         loss,
         dpsgd,
         data,
+        secure,
     };
     let rows = crate::privacy::ledger::DataId::of("arrays", data);
     let mut run = train_inner(inputs, opts, budget.map(|b| (b, rows)), false, start)?;
@@ -374,10 +392,31 @@ pub fn train_config(
         loss: &cfg.loss,
         dpsgd: &cfg.dpsgd,
         data: &data,
+        secure: releases_user_data(cfg),
     };
     let mut run = train_inner(inputs, opts, budget, progress, start)?;
     run.accuracy = classification_accuracy(&cfg.loss, &run.output.w_priv, &data, test.as_ref())?;
     Ok(run)
+}
+
+/// Whether `cfg`'s run is a private release of a user's data, drawn from the OS-keyed CSPRNG:
+/// a CSV with noise, unless `reproducible = true` (the research mode, not a private release).
+/// Generated data are a simulation: always seeded.
+pub fn releases_user_data(cfg: &TrainConfig) -> bool {
+    matches!(cfg.data, DataSpec::Csv(_)) && cfg.dpsgd.noise != NoiseSpec::None && !cfg.reproducible
+}
+
+/// The ledger's command line for a `train` run: with the reproducible mode, its seed and that
+/// it is not a private release.
+fn ledger_command(secure: bool, seed: u64) -> String {
+    if secure {
+        "train".to_string()
+    } else {
+        format!(
+            "train --seed {seed} --reproducible ({})",
+            crate::rng::NOT_PRIVATE
+        )
+    }
 }
 
 /// (train, test) of a config: a CSV's split is kept (its test part is scored, not dropped), and
@@ -430,7 +469,7 @@ fn check_budget(
     data: &crate::privacy::ledger::DataId,
     report: Option<&PrivacyReport>,
     (q, z, steps): (f64, f64, usize),
-    seed: u64,
+    command: &str,
 ) -> Result<BudgetReport> {
     let (eps, delta) = match report {
         Some(p) => (p.epsilon_spent, p.delta),
@@ -444,7 +483,7 @@ fn check_budget(
     let (total_eps, total_delta) = ledger.budget();
     let (before_eps, before_delta) = ledger.spent();
     let spend = crate::privacy::ledger::Spend::with_curve(
-        &format!("train --seed {seed}"),
+        command,
         "DP-SGD (Poisson-subsampled Gaussian)",
         (eps, delta),
         crate::privacy::ledger::Guarantee::SubsampledGaussian { q, z, steps },
@@ -485,6 +524,8 @@ struct RunInputs<'a> {
     loss: &'a LossSpec,
     dpsgd: &'a DpSgdConfig,
     data: &'a Dataset,
+    /// Batches and noise from the OS-keyed CSPRNG (a private release).
+    secure: bool,
 }
 
 /// Algorithm 1 once, with the budget check before any work and an optional progress bar.
@@ -501,13 +542,14 @@ fn train_inner(
         loss,
         dpsgd,
         data,
+        secure,
     } = inputs;
     let loss = loss.build(data)?;
     let cal = match &dpsgd.noise {
         NoiseSpec::Target { accountant, .. } => Some(accountant as &dyn Calibrator),
         _ => None,
     };
-    let alg = DpSgd::new(dpsgd.clone(), data.n, cal)?;
+    let alg = DpSgd::new(dpsgd.clone(), data.n, cal)?.with_secure_randomness(secure);
     // Each step costs about (b + 1) parameter-sized vector operations.
     let work = dpsgd.steps as f64 * (dpsgd.batch_size + 1.0) * loss.param_dim() as f64;
     limits::check_work(
@@ -550,7 +592,7 @@ fn train_inner(
             rows,
             privacy.as_ref(),
             (q, alg.noise().multiplier, dpsgd.steps),
-            seed,
+            &ledger_command(secure, seed),
         )?),
         _ => None,
     };
@@ -598,6 +640,7 @@ fn train_inner(
         budget,
         output,
         work_estimate: work,
+        randomness: if secure { "os" } else { "seeded" },
     })
 }
 

@@ -24,7 +24,7 @@ use dpsgd::experiment::{self, RunOptions, Scale, Spec, report};
 use dpsgd::loss::lipschitz_constants;
 use dpsgd::lower_bound::AppendixLSpec;
 use dpsgd::privacy::{self, AccountantKind, RdpAccountant, RnmmConfig};
-use dpsgd::rng::{Purpose, stream};
+use dpsgd::rng::{Purpose, ReleaseRng, stream};
 use dpsgd::theory::phi::PhiInputs;
 use dpsgd::theory::schedules::lower::hypothesis_warnings;
 use dpsgd::theory::schedules::{TheoremId, TheoryParams, prescribe_listing_missing};
@@ -505,14 +505,18 @@ fn generate<'py>(
     x_y(py, &data)
 }
 
-/// private_min_lipschitz(G, epsilon, lo, hi, seed=0, grid_size=200, target_count=1)
+/// private_min_lipschitz(G, epsilon, lo, hi, seed=0, grid_size=200, target_count=1,
+///                       reproducible=False)
 ///
 /// The private minimum of the G_i (RNMM, Section 5.2, Table 3): Report Noisy Max with
 /// Gumbel(2/epsilon) noise over log-spaced candidates on the public range [lo, hi], utility
 /// -|#{G_i <= c_j} - target_count|; pure epsilon-DP (the exponential mechanism). Returns
-/// {"value", "index", "epsilon"}. The noise is the stream (seed, 0, mechanism).
+/// {"value", "index", "epsilon"}. The noise comes from the operating system's random source;
+/// with reproducible=True it is the stream (seed, 0, mechanism), which anyone who knows the seed
+/// can replay: NOT a private release (a warning says so).
 #[pyfunction]
-#[pyo3(signature = (g, epsilon, lo, hi, seed = 0, grid_size = 200, target_count = 1))]
+#[pyo3(signature = (g, epsilon, lo, hi, seed = 0, grid_size = 200, target_count = 1,
+    reproducible = false))]
 #[allow(clippy::too_many_arguments)]
 fn private_min_lipschitz<'py>(
     py: Python<'py>,
@@ -523,8 +527,18 @@ fn private_min_lipschitz<'py>(
     seed: u64,
     grid_size: usize,
     target_count: usize,
+    reproducible: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let g = vector(py, g, "G")?;
+    if reproducible {
+        py.import("warnings")?.call_method1(
+            "warn",
+            (format!(
+                "reproducible=True: the noise follows seed {seed}: {}",
+                dpsgd::rng::NOT_PRIVATE
+            ),),
+        )?;
+    }
     let cfg = RnmmConfig {
         epsilon,
         lo,
@@ -534,7 +548,8 @@ fn private_min_lipschitz<'py>(
     };
     let o = py
         .detach(|| {
-            privacy::private_min_lipschitz(&g, &cfg, &mut stream(seed, 0, Purpose::Mechanism))
+            let mut rng = ReleaseRng::for_release(reproducible, seed, 0, Purpose::Mechanism)?;
+            privacy::private_min_lipschitz(&g, &cfg, &mut rng)
         })
         .map_err(err)?;
     to_py(

@@ -1,7 +1,8 @@
 //! `recommend_clip_norm`: `dpsgd-lab clipnorm recommend` on arrays, with the CLI's names and
 //! defaults: the arguments become the library's [`AdviceRequest`] and
 //! [`dpsgd::clipnorm::recommend::recommend`] does the work, as for the CLI (same checks, same
-//! refusals, same random streams, same budget split).
+//! refusals, same randomness (the OS's by default, seeded with reproducible=True), same budget
+//! split).
 
 use pyo3::prelude::*;
 
@@ -16,7 +17,8 @@ use crate::{dataset, err, matrix, to_py, value_error, vector};
 ///                     hi=None, grid_size=200, accountant="rdp", seed=0, standardize=True,
 ///                     std_share=None, feature_bounds=None, public_scales=None,
 ///                     test_fraction=None, split_seed=None, epochs=None, check_epsilon=None,
-///                     feature_ranges=None, ledger=None, learning_rate=None)
+///                     feature_ranges=None, ledger=None, learning_rate=None,
+///                     reproducible=False)
 ///
 /// `dpsgd-lab clipnorm recommend` on arrays, with its flags' names and defaults: tau = G_1 =
 /// min_i G_i (Remark 5.6) selected privately by RNMM (Section 5.2, Table 3) with `share` of
@@ -32,14 +34,17 @@ use crate::{dataset, err, matrix, to_py, value_error, vector};
 /// sample, e.g. measured gradient norms) instead of X, y, nothing is standardized and lo, hi
 /// are required. Returns the CLI's `--json` object (less `csv` and `label`); its notes (e.g.
 /// the largest candidate selected) are also issued as warnings; a refusal of the CLI raises
-/// ValueError with its message.
+/// ValueError with its message. The mechanisms' noise comes from the operating system's random
+/// source, so `seed` keys only the split; reproducible=True is the research mode (the noise
+/// follows `seed`, "reproducible" is true in the result): NOT a private release.
 #[pyfunction]
 #[pyo3(signature = (x = None, y = None, *, epsilon, delta = 1e-5,
     per_sample_norms = None, loss = "logistic", share = None, steps = None, batch_size = None,
     lo = None, hi = None, grid_size = 200, accountant = "rdp", seed = 0,
     standardize = true, std_share = None, feature_bounds = None, public_scales = None,
     test_fraction = None, split_seed = None, epochs = None,
-    check_epsilon = None, feature_ranges = None, ledger = None, learning_rate = None))]
+    check_epsilon = None, feature_ranges = None, ledger = None, learning_rate = None,
+    reproducible = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn recommend_clip_norm<'py>(
     py: Python<'py>,
@@ -68,6 +73,7 @@ pub fn recommend_clip_norm<'py>(
     feature_ranges: Option<&Bound<'py, PyAny>>,
     ledger: Option<String>,
     learning_rate: Option<f64>,
+    reproducible: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let feature_ranges = pairs(py, feature_ranges, "feature_ranges", "min, max")?;
     let std_given = std_share.is_some()
@@ -162,6 +168,7 @@ pub fn recommend_clip_norm<'py>(
         grid_size,
         accountant: accountant.to_string(),
         seed,
+        reproducible,
         check_epsilon,
         test_fraction,
         split_seed: split_seed.unwrap_or(seed),
@@ -173,6 +180,13 @@ pub fn recommend_clip_norm<'py>(
     let advice = py.detach(|| recommend(&req)).map_err(err)?;
     // The CLI's notes, as warnings.
     let mut notes = Vec::new();
+    if reproducible {
+        notes.push(format!(
+            "reproducible=True: the mechanisms' noise follows seed {seed}, so anyone who knows \
+             the seed can replay it: {}",
+            dpsgd::rng::NOT_PRIVATE
+        ));
+    }
     if let Some(s) = advice
         .standardization
         .as_ref()

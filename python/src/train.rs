@@ -24,6 +24,9 @@ struct TrainNoData {
     seed: u64,
     #[serde(default)]
     replicate: u64,
+    /// The reproducible research mode (not a private release).
+    #[serde(default)]
+    reproducible: bool,
     loss: LossSpec,
     dpsgd: DpSgdConfig,
     /// The budget `clipnorm recommend` writes: DP-SGD's spend is checked and recorded in it.
@@ -31,7 +34,7 @@ struct TrainNoData {
     privacy: Option<BudgetSpec>,
 }
 
-/// train(X=None, y=None, *, config, seed=None, accountant=None, delta=1e-5)
+/// train(X=None, y=None, *, config, seed=None, accountant=None, delta=1e-5, reproducible=False)
 ///
 /// Algorithm 1 once, exactly as `dpsgd-lab train --config FILE --json`: config is a dict with
 /// the TOML's keys (seed, [loss], [dpsgd], and [data] unless X and y are given) or a TOML
@@ -43,10 +46,13 @@ struct TrainNoData {
 /// "privacy" (the epsilon actually spent by a real accountant, nu_eff and phi of Eq. (1)), and
 /// the iterates w_priv, w_last, w_avg as float64 arrays shaped as the model ([`model_shape`]):
 /// (m, d + 1) for the logistic loss (row j is class j's weights, the bias last), flat
-/// otherwise.
+/// otherwise. On X, y or a CSV, DP-SGD's batches and noise come from the operating system's
+/// random source ("randomness": "os"), so the seed does not replay them; reproducible=True (or
+/// the config's `reproducible = true`) is the research mode ("seeded"): the same seed gives the
+/// same run, NOT a private release. Generated data (a simulation) are always seeded.
 #[pyfunction]
 #[pyo3(name = "train", signature = (x = None, y = None, *, config, seed = None, accountant = None,
-    delta = 1e-5))]
+    delta = 1e-5, reproducible = false))]
 pub fn train_py<'py>(
     py: Python<'py>,
     x: Option<&Bound<'py, PyAny>>,
@@ -55,6 +61,7 @@ pub fn train_py<'py>(
     seed: Option<u64>,
     accountant: Option<String>,
     delta: f64,
+    reproducible: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let start = Instant::now();
     let src = ConfigSource::new(config)?;
@@ -88,7 +95,10 @@ pub fn train_py<'py>(
             let run = py
                 .detach(|| {
                     let run = (s, cfg.replicate);
-                    train_budgeted(run, &cfg.loss, &cfg.dpsgd, &data, &opts, budget, start)
+                    // arrays are a user's data: a private release unless reproducible
+                    let secure = !(reproducible || cfg.reproducible);
+                    let (loss, dpsgd) = (&cfg.loss, &cfg.dpsgd);
+                    train_budgeted(run, loss, dpsgd, &data, &opts, budget, secure, start)
                 })
                 .map_err(err)?;
             (run, cfg.loss, data.d)
@@ -98,6 +108,7 @@ pub fn train_py<'py>(
             if let Some(s) = seed {
                 cfg.seed = s;
             }
+            cfg.reproducible |= reproducible;
             if let Some(path) = src.path() {
                 // As `train --config FILE`: relative paths are read from the file's folder.
                 cfg.resolve_against(path).map_err(err)?;

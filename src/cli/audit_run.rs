@@ -18,9 +18,16 @@ pub struct AuditRunArgs {
     /// Canaries m of each kind, each included with probability 1/2.
     #[arg(long, default_value_t = 1000)]
     pub canaries: usize,
-    /// Seed of the inclusion bits, the canaries and the run (default: the config's seed).
+    /// Seed of the inclusion bits and the canaries (the auditor's secret; default: the config's
+    /// seed), and of the run on generated data. On a CSV the run's batches and noise come from
+    /// the operating system's random source, as `train`'s do (unless --reproducible).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Research mode (the config's `reproducible = true`): the run on a CSV draws its batches
+    /// and noise from the seeded streams, so the same seed gives the same audit: NOT a private
+    /// release (the output and the ledger line say so).
+    #[arg(long)]
+    pub reproducible: bool,
     /// delta of the claim and the bounds (default: the config's, else 1e-5).
     #[arg(long)]
     pub delta: Option<f64>,
@@ -55,7 +62,9 @@ fn parse_fault(s: &str) -> std::result::Result<Fault, String> {
 /// does, 2 on bad input. The config's data paths are read relative to its folder, as `train`
 /// reads them.
 pub fn run(a: &AuditRunArgs) -> Result<()> {
-    let train = TrainConfig::load(&a.config)?;
+    let mut train = TrainConfig::load(&a.config)?;
+    train.reproducible |= a.reproducible;
+    let secure = dpsgd_lab::train::releases_user_data(&train);
     let cfg = OneRunConfig {
         seed: a.seed.unwrap_or(train.seed),
         train,
@@ -67,6 +76,19 @@ pub fn run(a: &AuditRunArgs) -> Result<()> {
     };
     let r = run_one_run(&cfg)?;
     print_report(&r);
+    if secure {
+        println!(
+            "randomness: the run's batches and noise from the operating system's random source; \
+             the canaries' inclusion bits from seed {}",
+            r.seed
+        );
+    } else {
+        println!(
+            "randomness: seeded streams of seed {} (a measurement, {})",
+            r.seed,
+            dpsgd_lab::rng::NOT_PRIVATE
+        );
+    }
     if a.json {
         println!("{}", super::json::to_string(&r)?);
     }

@@ -204,9 +204,17 @@ pub struct RecommendArgs {
     /// Accountant calibrating DP-SGD's noise multiplier: rdp or pld.
     #[arg(long, default_value = "rdp")]
     pub accountant: String,
-    /// Seed of the selection's randomness (the same seed gives the same recommendation).
+    /// Seed of the public choices: the train/test split's hash key (unless --split-seed) and
+    /// the written config's seed. The mechanisms' noise comes from the operating system's
+    /// random source, so two runs release different noise and the seed does not replay it
+    /// (with --reproducible, the seed sets the noise too).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Research mode: the mechanisms draw from seeded streams, so the same seed gives the same
+    /// recommendation. Anyone who knows the seed can then replay the noise: NOT a private
+    /// release (the output, the written config and the ledger line say so).
+    #[arg(long)]
+    pub reproducible: bool,
     /// epsilon of the private range check (a Laplace count of the G_i outside [lo, hi], spent
     /// from the budget); the command refuses when the noisy count exceeds n / 2. 0 skips it.
     /// Default 0.05, and 0 with --feature-ranges (the range is then exact).
@@ -273,6 +281,7 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
         grid_size: a.grid_size,
         accountant: a.accountant.clone(),
         seed: a.seed,
+        reproducible: a.reproducible,
         check_epsilon: a.check_epsilon,
         test_fraction: a.test_fraction,
         split_seed: a.split_seed.unwrap_or(a.seed),
@@ -362,16 +371,28 @@ fn print_advice(v: &ClipNormAdvice) {
         ),
     }
     println!(
-        "  RNMM: eps = {:.4} ({:.1}% of eps = {}), {} log-spaced candidates on [{:.4}, {:.4}], seed {}",
+        "  RNMM: eps = {:.4} ({:.1}% of eps = {}), {} log-spaced candidates on [{:.4}, {:.4}]",
         v.rnmm_epsilon,
         100.0 * v.share,
         v.epsilon,
         v.grid_size,
         v.candidates_lo,
         v.candidates_hi,
-        v.seed
     );
     println!("  recommended clip norm: tau = {:.4}", v.clip_norm);
+    if v.reproducible {
+        println!(
+            "  reproducible mode: every mechanism's noise follows seed {}, so anyone who knows \
+             the seed can replay it: {}",
+            v.seed,
+            dpsgd_lab::rng::NOT_PRIVATE
+        );
+    } else {
+        println!(
+            "  randomness: every mechanism's noise from the operating system's random source \
+             (the seed keys only the split)"
+        );
+    }
     let parts: Vec<String> = v
         .stages
         .iter()

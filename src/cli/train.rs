@@ -19,9 +19,17 @@ pub struct TrainArgs {
     /// writes it).
     #[arg(long)]
     pub config: PathBuf,
-    /// Override the config's seed.
+    /// Override the config's seed. On a CSV the seed keys only public choices (the hash
+    /// split); DP-SGD's batches and noise come from the operating system's random source
+    /// (with --reproducible, or generated data, the seed sets them too).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Research mode (the config's `reproducible = true`): DP-SGD on a CSV draws its batches and
+    /// noise from the seeded streams, so the same seed gives the same run. Anyone who knows the
+    /// seed can then replay the noise: NOT a private release (the output and the ledger line say
+    /// so).
+    #[arg(long)]
+    pub reproducible: bool,
     /// Print the summary as one JSON object on the last line.
     #[arg(long)]
     pub json: bool,
@@ -51,6 +59,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
     if let Some(s) = args.seed {
         cfg.seed = s;
     }
+    cfg.reproducible |= args.reproducible;
     let standardized = matches!(&cfg.data, DataSpec::Csv(c) if c.standardize);
     let split = match &cfg.data {
         DataSpec::Csv(c) => c.split.clone(),
@@ -173,6 +182,7 @@ fn print_run(
         ),
         (None, None) => {}
     }
+    println!("  {}", randomness_line(run, cfg));
     if let Some(note) = run
         .privacy
         .as_ref()
@@ -197,6 +207,24 @@ fn print_run(
             fmt_num(p.epsilon_spent),
             fmt_num(p.nu_eff)
         );
+    }
+}
+
+/// Where the run's batches and noise came from, and what that makes the output.
+fn randomness_line(run: &dpsgd_lab::train::TrainRun, cfg: &TrainConfig) -> String {
+    match (run.randomness, &cfg.data) {
+        ("os", _) => "randomness: batches and noise from the operating system's random source                       (the seed does not replay them)"
+            .to_string(),
+        (_, DataSpec::Csv(_)) if cfg.dpsgd.noise != NoiseSpec::None => format!(
+            "reproducible mode: batches and noise from seed {}: {}",
+            cfg.seed,
+            dpsgd_lab::rng::NOT_PRIVATE
+        ),
+        _ => format!(
+            "randomness: seeded streams of seed {} (a measurement, {})",
+            cfg.seed,
+            dpsgd_lab::rng::NOT_PRIVATE
+        ),
     }
 }
 

@@ -48,6 +48,14 @@ pub fn train_config(advice: &ClipNormAdvice) -> Result<String> {
         .map_err(e)?;
     }
     writeln!(w, "seed = {}", v.seed).map_err(e)?;
+    if v.reproducible {
+        writeln!(
+            w,
+            "# --reproducible: DP-SGD's batches and noise follow the seed: {}\nreproducible = true",
+            crate::rng::NOT_PRIVATE
+        )
+        .map_err(e)?;
+    }
     writeln!(w, "\n[data]\nsource = \"csv\"").map_err(e)?;
     writeln!(w, "path = {}", toml_string(&v.csv)).map_err(e)?;
     writeln!(w, "label = {}", toml_string(&v.label)).map_err(e)?;

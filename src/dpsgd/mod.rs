@@ -17,7 +17,7 @@ use crate::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::linalg::norm2;
 use crate::loss::{ClipStats, Loss, PerSampleBound, RunTables, Scratch};
-use crate::rng::{Purpose, SimRng, stream};
+use crate::rng::{Purpose, ReleaseRng, SimRng, stream};
 
 pub use noise::{AccountantKind, Calibrator, NoiseSpec, ResolvedNoise, theorem_3_4_sigma};
 pub use sampler::PoissonSampler;
@@ -165,6 +165,9 @@ pub struct DpSgd {
     n: usize,
     noise: ResolvedNoise,
     sampler: PoissonSampler,
+    /// Draw the Poisson sampling and the Gaussian noise from the OS-keyed CSPRNG
+    /// ([`ReleaseRng::secure`]) instead of the seeded streams: a private release.
+    secure: bool,
 }
 
 /// What one run produced.
@@ -235,7 +238,24 @@ impl DpSgd {
             n,
             noise,
             sampler,
+            secure: false,
         })
+    }
+
+    /// With the batches and the noise drawn from the OS-keyed CSPRNG when `secure` (a private
+    /// release of a user's data: nobody can replay them from the seed), else from the seeded
+    /// streams of (seed, replicate) as every simulation does (the default). The seed keeps the
+    /// initial point and the random iterate's index t_hat (the output rule is post-processing
+    /// of the iterates, which the privacy analysis releases in full), so a secure run differs
+    /// from a seeded one only in S_t and zeta_t, whose noise is [`ReleaseRng::gaussian`]'s.
+    pub fn with_secure_randomness(mut self, secure: bool) -> Self {
+        self.secure = secure;
+        self
+    }
+
+    /// Whether the run draws from the OS-keyed CSPRNG ([`DpSgd::with_secure_randomness`]).
+    pub fn is_secure(&self) -> bool {
+        self.secure
     }
 
     /// The configuration.
@@ -375,13 +395,15 @@ impl DpSgd {
         seed: u64,
         replicate: u64,
     ) -> Result<(Vec<f64>, Stepper<'a>)> {
-        let stepper = Stepper::new(
-            self,
-            loss,
-            data,
-            stream(seed, replicate, Purpose::Sampling),
-            stream(seed, replicate, Purpose::Noise),
-        )?;
+        let (sampling, noise) = if self.secure {
+            (ReleaseRng::secure()?, ReleaseRng::secure()?)
+        } else {
+            (
+                stream(seed, replicate, Purpose::Sampling).into(),
+                stream(seed, replicate, Purpose::Noise).into(),
+            )
+        };
+        let stepper = Stepper::new(self, loss, data, sampling, noise)?;
         let w = self.initial_point(
             loss.param_dim(),
             &mut stream(seed, replicate, Purpose::Init),
@@ -499,8 +521,8 @@ pub struct Stepper<'a> {
     /// The data set with its per-run tables (row norms, and the label clip factors at a
     /// constant tau), computed once here and handed to the kernels with the data.
     tables: RunTables<'a>,
-    sampling: SimRng,
-    noise: SimRng,
+    sampling: ReleaseRng,
+    noise: ReleaseRng,
     batch: Vec<usize>,
     grad: Vec<f64>,
     scratch: Scratch,
@@ -511,7 +533,8 @@ pub struct Stepper<'a> {
 }
 
 impl<'a> Stepper<'a> {
-    /// A stepper for `loss` on `data` with its sampling and noise streams; refuses a data set
+    /// A stepper for `loss` on `data` with its sampling and noise generators (a seeded
+    /// [`SimRng`] converts into [`ReleaseRng::Seeded`]); refuses a data set
     /// that is not the one `alg` was configured for (n) or that does not fit the loss.
     ///
     /// Every buffer is sized here for batches up to b + 8 sqrt(b) + 16 (the batch size is
@@ -522,9 +545,10 @@ impl<'a> Stepper<'a> {
         alg: &'a DpSgd,
         loss: &'a dyn Loss,
         data: &'a Dataset,
-        sampling: SimRng,
-        noise: SimRng,
+        sampling: impl Into<ReleaseRng>,
+        noise: impl Into<ReleaseRng>,
     ) -> Result<Self> {
+        let (sampling, noise) = (sampling.into(), noise.into());
         if data.n != alg.n {
             return Err(Error::param(format!(
                 "dimension mismatch: configured for n = {}, data has n = {}",
@@ -615,14 +639,14 @@ impl<'a> Stepper<'a> {
         stats
     }
 
-    /// w_j <- w_j - eta (grad_j / b + sigma z_j), with z_j ~ N(0, 1) drawn from the noise stream
-    /// in coordinate order (Algorithm 1, line 4: the sum divided by the expected batch size b,
+    /// w_j <- w_j - eta (grad_j / b + sigma z_j), with z_j ~ N(0, 1) drawn from the noise
+    /// generator ([`ReleaseRng::gaussian`]) in coordinate order (Algorithm 1, line 4: the sum divided by the expected batch size b,
     /// not |S_t|).
     #[inline(always)]
     fn noisy_update(&mut self, w: &mut [f64], eta: f64, sigma: f64) {
         let inv_b = 1.0 / self.alg.cfg.batch_size;
         for (wi, gi) in w.iter_mut().zip(&self.grad) {
-            let z: f64 = StandardNormal.sample(&mut self.noise);
+            let z = self.noise.gaussian();
             *wi -= eta * (gi * inv_b + sigma * z);
         }
     }

@@ -10,7 +10,6 @@
 use rand_distr::{Distribution, Exp1};
 
 use crate::error::{Error, Result, check_open};
-use crate::rng::SimRng;
 
 /// A Poisson sampler with rate q over indices 0..n.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +48,7 @@ impl PoissonSampler {
     }
 
     /// Fills `out` (cleared first, capacity reused) with the sorted sampled indices.
-    pub fn sample_into(&self, rng: &mut SimRng, out: &mut Vec<usize>) {
+    pub fn sample_into<R: rand::Rng + ?Sized>(&self, rng: &mut R, out: &mut Vec<usize>) {
         out.clear();
         if self.q >= 1.0 {
             out.extend(0..self.n);

@@ -11,7 +11,6 @@
 use rand::RngExt;
 
 use crate::error::{Error, Result, check_positive};
-use crate::rng::SimRng;
 
 /// Parameters of the private minimum; all public (data independent).
 #[derive(Debug, Clone, PartialEq)]
@@ -115,7 +114,11 @@ pub fn exact_probabilities(g: &[f64], cfg: &RnmmConfig) -> Result<Vec<f64>> {
 
 /// Report Noisy Max with Gumbel(2/eps) noise over the candidates; randomness is passed in (use
 /// `rng::stream(seed, replicate, Purpose::Mechanism)`).
-pub fn private_min_lipschitz(g: &[f64], cfg: &RnmmConfig, rng: &mut SimRng) -> Result<RnmmOutput> {
+pub fn private_min_lipschitz<R: rand::Rng + ?Sized>(
+    g: &[f64],
+    cfg: &RnmmConfig,
+    rng: &mut R,
+) -> Result<RnmmOutput> {
     let u = utilities(g, cfg)?;
     let cands = cfg.candidates()?;
     let scale = 2.0 / cfg.epsilon;

@@ -43,7 +43,6 @@ use crate::data::Dataset;
 use crate::data::preprocess::Preprocess;
 use crate::data::split::Standardizer;
 use crate::error::{Error, Result, check_open, check_positive};
-use crate::rng::SimRng;
 
 /// The public grid of candidate bounds C: 10^(-4 + k/4), k = 0..=40 (1e-4 to 1e6, four per
 /// decade). Data independent.
@@ -220,7 +219,7 @@ pub fn bound_grid() -> Vec<f64> {
 /// Exponential mechanism for the p-quantile of |x_j| over [`bound_grid`], eps_j-DP (module doc,
 /// step 1), sampled by the Gumbel-max trick (Report Noisy Max with Gumbel(2/eps) noise is exactly
 /// the exponential mechanism).
-fn private_bound(col: &[f64], eps_j: f64, rng: &mut SimRng) -> f64 {
+fn private_bound<R: rand::Rng + ?Sized>(col: &[f64], eps_j: f64, rng: &mut R) -> f64 {
     let grid = bound_grid();
     let mut abs: Vec<f64> = col.iter().map(|x| x.abs()).collect();
     abs.sort_by(f64::total_cmp);
@@ -244,7 +243,12 @@ fn private_bound(col: &[f64], eps_j: f64, rng: &mut SimRng) -> f64 {
 }
 
 /// The noisy sums S + N(0, sigma^2 I) of step 3 (exposed for the noise test).
-pub fn noisy_sums(data: &Dataset, bounds: &[f64], sigma: f64, rng: &mut SimRng) -> Vec<f64> {
+pub fn noisy_sums<R: rand::Rng + ?Sized>(
+    data: &Dataset,
+    bounds: &[f64],
+    sigma: f64,
+    rng: &mut R,
+) -> Vec<f64> {
     let mut s = vec![0.0; 2 * data.d + 1];
     for i in 0..data.n {
         for (a, v) in s.iter_mut().zip(row_statistic(data.row(i), bounds)) {
@@ -260,10 +264,10 @@ pub fn noisy_sums(data: &Dataset, bounds: &[f64], sigma: f64, rng: &mut SimRng) 
 
 /// Releases standardization parameters for `data` from `source`; randomness from `rng` (use
 /// `rng::stream(seed, 1, Purpose::Mechanism)`).
-pub fn private_standardize(
+pub fn private_standardize<R: rand::Rng + ?Sized>(
     data: &Dataset,
     source: &StdSource,
-    rng: &mut SimRng,
+    rng: &mut R,
 ) -> Result<PrivateStandardization> {
     let d = data.d;
     let (epsilon, delta, public_bounds) = match source {

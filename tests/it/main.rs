@@ -30,6 +30,7 @@ mod privacy;
 mod readme;
 mod recommend_budget;
 mod recommend_small;
+mod release_noise;
 mod results_file;
 mod schedule;
 mod simulations;

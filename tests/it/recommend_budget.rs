@@ -312,6 +312,8 @@ fn recommend_on_memory_data_equals_the_csv() {
             grid_size: 200,
             accountant: "rdp".into(),
             seed: 3,
+            // the same numbers from the CSV and from memory: the seeded research mode
+            reproducible: true,
             check_epsilon: None,
             test_fraction: Some(0.2),
             split_seed: 5,
@@ -398,6 +400,7 @@ fn the_whole_recipe_is_private_on_neighbouring_csvs() {
         grid_size: 200,
         accountant: "rdp".into(),
         seed,
+        reproducible: false,
         check_epsilon: Some(0.05),
         test_fraction: Some(0.2),
         split_seed: seed,

@@ -20,8 +20,12 @@
 //! - released model, Dirac canaries: -(w_priv - w_0) along canary j's parameter;
 //! - released model, input-space canaries: minus the canary's loss at w_priv.
 //!
-//! Everything is a pure function of (config, seed): the data come from the config (its seed),
-//! the inclusion bits, the canaries and the run's streams from the audit seed.
+//! On generated data everything is a pure function of (config, seed): the data come from the
+//! config (its seed), the inclusion bits, the canaries and the run's streams from the audit seed.
+//! On a CSV the run is the mechanism users run, so its batches and noise come from the OS-keyed
+//! CSPRNG as `train`'s do ([`crate::train::releases_user_data`]; the config's
+//! `reproducible = true` or `--reproducible` makes them seeded, not a private release); the
+//! inclusion bits and canaries stay seeded (the auditor's secret, not the data's).
 
 pub mod bounds;
 pub mod canary;
@@ -353,7 +357,15 @@ impl Setup {
                 .invoke(
                     &rows,
                     crate::privacy::ledger::Spend::with_curve(
-                        &format!("audit-run --seed {}", cfg.seed),
+                        &if crate::train::releases_user_data(train) {
+                            "audit-run".to_string()
+                        } else {
+                            format!(
+                                "audit-run --seed {} --reproducible ({})",
+                                cfg.seed,
+                                crate::rng::NOT_PRIVATE
+                            )
+                        },
                         "DP-SGD with canaries (one-run audit)",
                         (claim.0, delta),
                         crate::privacy::ledger::Guarantee::SubsampledGaussian {
@@ -444,7 +456,10 @@ fn train_and_score(cfg: &OneRunConfig, s: &Setup, c: &Canaries) -> Result<Scored
         run_cfg.batch_size,
         cfg.force,
     )?;
-    let alg = DpSgd::new(run_cfg, rows, None)?;
+    // the mechanism users run: on a CSV, `train`'s secure batches and noise (the canaries'
+    // inclusion bits stay seeded: they are the auditor's secret, not the data's)
+    let alg = DpSgd::new(run_cfg, rows, None)?
+        .with_secure_randomness(crate::train::releases_user_data(&cfg.train));
     let claimed_run = ClaimedRun {
         q: s.q,
         z: s.z,

@@ -142,9 +142,16 @@ pub struct AdviceRequest {
     pub grid_size: usize,
     /// Accountant that calibrates DP-SGD's noise multiplier: "rdp" or "pld".
     pub accountant: String,
-    /// Base seed of the mechanisms' randomness (RNMM, the range check and the private
-    /// standardization); the same seed gives the same recommendation.
+    /// Base seed. By default it keys only public choices (the hash split's seed when
+    /// `split_seed` follows it); the mechanisms' noise comes from the OS-keyed CSPRNG
+    /// ([`crate::rng::ReleaseRng`]). With `reproducible`, the mechanisms' noise is the seeded
+    /// stream of this seed.
     pub seed: u64,
+    /// The reproducible research mode: the mechanisms (RNMM, the range check, the private
+    /// standardization) draw from seeded streams, so the same seed gives the same numbers, and
+    /// anyone who knows the seed can replay the noise: NOT a private release (the output, the
+    /// written config and the ledger line say so).
+    pub reproducible: bool,
     /// epsilon of the private range check ([`range_check`]; default [`DEFAULT_CHECK_EPSILON`]);
     /// 0 skips the check.
     pub check_epsilon: Option<f64>,
@@ -231,8 +238,10 @@ pub struct ClipNormAdvice {
     pub candidates_hi: f64,
     /// Number of log-spaced candidates on [candidates_lo, candidates_hi].
     pub grid_size: usize,
-    /// Base seed the mechanisms were run with.
+    /// Base seed (with `reproducible`, the mechanisms' seed).
     pub seed: u64,
+    /// The mechanisms drew from seeded streams: not a private release.
+    pub reproducible: bool,
     /// The recommended clip norm tau (the selected candidate).
     pub clip_norm: f64,
     /// Index j (from 0) of the selected candidate c_j = lo (hi / lo)^(j / (grid_size - 1)).
@@ -283,12 +292,12 @@ impl RangeCheck {
 /// at most 1 (each G_i depends on its own row only; with standardization, on the row and the
 /// already released public parameters). Lap(b) is drawn by inversion: -b sgn(u) ln(1 - 2|u|)
 /// with u uniform on (-1/2, 1/2).
-pub fn range_check(
+pub fn range_check<R: rand::Rng + ?Sized>(
     g: &[f64],
     lo: f64,
     hi: f64,
     epsilon: f64,
-    rng: &mut crate::rng::SimRng,
+    rng: &mut R,
 ) -> Result<RangeCheck> {
     check_positive("--check-epsilon", epsilon)?;
     let count = g.iter().filter(|&&v| v < lo || v > hi).count() as f64;

@@ -350,6 +350,7 @@ impl AdvicePlan {
             candidates_hi: self.hi,
             grid_size: self.req.grid_size,
             seed: self.req.seed,
+            reproducible: self.req.reproducible,
             clip_norm: sel.value,
             candidate_index: sel.index,
             at_range_end: sel.index + 1 == self.req.grid_size,
@@ -374,7 +375,7 @@ fn norms_name(n: &NormsSource) -> String {
 
 /// The command named in the ledger's spend lines.
 pub(super) fn command(req: &AdviceRequest) -> String {
-    format!("clipnorm recommend --seed {}", req.seed)
+    super::stages::ledger_command(req.reproducible, req.seed)
 }
 
 /// epsilon of the range check: the given one (0: not run), none for an exact range (it covers

@@ -11,7 +11,23 @@ use crate::loss::{LossSpec, lipschitz_constants};
 use crate::privacy::ledger::Ledger;
 use crate::privacy::standardize::{PrivateStandardization, StdSource, private_standardize};
 use crate::privacy::{RnmmConfig, RnmmOutput, private_min_lipschitz};
-use crate::rng::{Purpose, stream};
+use crate::rng::{NOT_PRIVATE, Purpose, ReleaseRng};
+
+/// The randomness of mechanism `k` (0 RNMM, 1 standardization, 2 range check): the OS-keyed
+/// CSPRNG, or with `--reproducible` the seeded stream (seed, k, mechanism) of the research mode.
+fn mechanism_rng(plan: &AdvicePlan, k: u64) -> Result<ReleaseRng> {
+    ReleaseRng::for_release(plan.req.reproducible, plan.req.seed, k, Purpose::Mechanism)
+}
+
+/// The command as the ledger records it: with `--reproducible`, its seed and that it is not a
+/// private release.
+pub fn ledger_command(reproducible: bool, seed: u64) -> String {
+    if reproducible {
+        format!("clipnorm recommend --seed {seed} --reproducible ({NOT_PRIVATE})")
+    } else {
+        "clipnorm recommend".to_string()
+    }
+}
 
 /// Runs a stage's mechanism through the ledger's odometer, if there is one: its planned spend
 /// (with its curve) is checked and recorded under the lock before `run` runs.
@@ -49,7 +65,7 @@ pub fn preprocess(
             let ps = private_standardize(
                 data,
                 &StdSource::Public(st.clone()),
-                &mut stream(plan.req.seed, 1, Purpose::Mechanism),
+                &mut mechanism_rng(plan, 1)?,
             )?;
             Preprocessed {
                 preprocess: Some(Preprocess {
@@ -76,7 +92,7 @@ pub fn preprocess(
                         delta: *delta,
                         bounds: bounds.clone(),
                     },
-                    &mut stream(plan.req.seed, 1, Purpose::Mechanism),
+                    &mut mechanism_rng(plan, 1)?,
                 )
             })?;
             let (preprocess, noisy) = ps.preprocess();
@@ -128,7 +144,7 @@ pub fn range_check_stage(
             plan.lo,
             plan.hi,
             plan.check_epsilon,
-            &mut stream(plan.req.seed, 2, Purpose::Mechanism),
+            &mut mechanism_rng(plan, 2)?,
         )
     })?;
     if !rc.misses() {
@@ -186,7 +202,7 @@ pub fn select(plan: &AdvicePlan, g: &[f64], ledger: Option<&mut Ledger>) -> Resu
         target_count: 1,
     };
     invoke(ledger, plan, Stage::Rnmm, || {
-        private_min_lipschitz(g, &rc, &mut stream(plan.req.seed, 0, Purpose::Mechanism))
+        private_min_lipschitz(g, &rc, &mut mechanism_rng(plan, 0)?)
     })
 }
 
