@@ -156,32 +156,7 @@ fn print_run(
         ),
         None => println!("  privacy: none (no noise)"),
     }
-    match (&run.budget, &run.privacy) {
-        (Some(b), _) => {
-            for n in &b.notes {
-                eprintln!("{n}");
-            }
-            println!(
-                "  privacy ledger (every recorded spend composed, this run included): epsilon = \
-                 {:.4} of {} ({:.4} before; DP-SGD alone {:.4}), delta = {:.3e} ({:.3e} + {:.3e}) \
-                 of {:e}",
-                b.total_epsilon,
-                fmt_num(b.epsilon),
-                b.spent_before_epsilon,
-                b.dpsgd_epsilon,
-                b.total_delta,
-                b.spent_before_delta,
-                b.dpsgd_delta,
-                b.delta
-            )
-        }
-        (None, Some(p)) => println!(
-            "  total privacy spent: epsilon = {:.4}, delta = {:.3e} (DP-SGD only; no \
-             [privacy] budget in the config)",
-            p.epsilon_spent, p.delta
-        ),
-        (None, None) => {}
-    }
+    print_budget(run);
     println!("  {}", randomness_line(run, cfg));
     if let Some(note) = run
         .privacy
@@ -234,3 +209,33 @@ fn randomness_line(run: &dpsgd_lab::train::TrainRun, cfg: &TrainConfig) -> Strin
 const STANDARDIZE_NOTE: &str = "the features were standardized with the data's own means and \
      scales ([data] standardize = true), which is NOT private: the (epsilon, delta) above covers \
      DP-SGD only, not standardization (clipnorm recommend --standardize releases them privately)";
+
+/// The ledger's line (every recorded spend composed), or DP-SGD's alone without a ledger.
+fn print_budget(run: &dpsgd_lab::train::TrainRun) {
+    match (&run.budget, &run.privacy) {
+        (Some(b), _) => {
+            for n in &b.notes {
+                eprintln!("{n}");
+            }
+            println!(
+                "  privacy ledger (every recorded spend composed, this run included): epsilon = \
+                 {:.4} of {} ({:.4} before; DP-SGD alone {:.4}), delta = {:.3e} ({:.3e} + {:.3e}) \
+                 of {:e}",
+                b.total_epsilon,
+                fmt_num(b.epsilon),
+                b.spent_before_epsilon,
+                b.dpsgd_epsilon,
+                b.total_delta,
+                b.spent_before_delta,
+                b.dpsgd_delta,
+                b.delta
+            )
+        }
+        (None, Some(p)) => println!(
+            "  total privacy spent: epsilon = {:.4}, delta = {:.3e} (DP-SGD only; no \
+             [privacy] budget in the config)",
+            p.epsilon_spent, p.delta
+        ),
+        (None, None) => {}
+    }
+}

@@ -10,7 +10,8 @@
 //! rather than 0.70. The plan takes the smaller noise multiplier of the two rules (both valid);
 //! the ledger composes the recorded curves the same way ([`crate::privacy::ledger`]).
 
-use crate::error::{Error, Result, fmt_num};
+use super::{AdviceRequest, DEFAULT_CHECK_EPSILON, DEFAULT_RNMM_EPSILON};
+use crate::error::{Error, Result, check_open, check_positive, fmt_num};
 use crate::privacy::calibrate::Z_MAX;
 use crate::privacy::ledger::{Guarantee, Release, Spend, compose};
 use crate::privacy::{AccountantKind, RdpAccountant};
@@ -206,6 +207,54 @@ pub fn fits(
         delta: 0.0,
     });
     Ok(compose(&all, delta)?.rdp_epsilon <= epsilon)
+}
+
+/// epsilon of the range check: the given one (0: not run), none for an exact range (it covers
+/// every G_i: there is nothing to check), else the default.
+pub(super) fn range_check_epsilon(req: &AdviceRequest, exact_range: bool) -> Result<f64> {
+    Ok(match req.check_epsilon {
+        Some(e) if e != 0.0 => check_positive("--check-epsilon", e)?,
+        Some(_) => 0.0,
+        None if exact_range => 0.0,
+        None => DEFAULT_CHECK_EPSILON,
+    })
+}
+
+/// DP-SGD's (epsilon, delta): what the preprocessing (`std`), the range check and RNMM leave;
+/// refused when nothing is left.
+pub(super) fn dpsgd_budget(
+    req: &AdviceRequest,
+    (std_epsilon, std_delta): (f64, f64),
+    check_epsilon: f64,
+    rnmm_epsilon: f64,
+) -> Result<(f64, f64)> {
+    let dpsgd_epsilon = req.epsilon - std_epsilon - check_epsilon - rnmm_epsilon;
+    let dpsgd_delta = req.delta - std_delta;
+    if !(dpsgd_epsilon > 0.0 && dpsgd_delta > 0.0) {
+        return Err(Error::param(format!(
+            "--epsilon {} leaves {} for DP-SGD after the preprocessing ({}), the range check \
+             ({}) and RNMM ({}); lower --std-share, --check-epsilon or --share",
+            fmt_num(req.epsilon),
+            fmt_num(dpsgd_epsilon),
+            fmt_num(std_epsilon),
+            fmt_num(check_epsilon),
+            fmt_num(rnmm_epsilon)
+        )));
+    }
+    Ok((dpsgd_epsilon, dpsgd_delta))
+}
+
+/// The fraction of epsilon RNMM gets: the given share, or eps_RNMM = 0.3.
+pub(super) fn rnmm_share(req: &AdviceRequest) -> Result<f64> {
+    match req.share {
+        Some(s) => check_open("--share", s, 0.0, 1.0),
+        None if req.epsilon > DEFAULT_RNMM_EPSILON => Ok(DEFAULT_RNMM_EPSILON / req.epsilon),
+        None => Err(Error::param(format!(
+            "--epsilon {} leaves nothing for DP-SGD after the default RNMM budget \
+             {DEFAULT_RNMM_EPSILON}; give --share (a fraction of epsilon in (0, 1))",
+            req.epsilon
+        ))),
+    }
 }
 
 #[cfg(test)]

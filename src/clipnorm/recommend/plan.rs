@@ -4,10 +4,11 @@
 
 use std::path::PathBuf;
 
+use super::budget::{dpsgd_budget, range_check_epsilon, rnmm_share};
 use super::values::{PublicValues, read_norms_file};
 use super::{
-    AdviceData, AdviceRequest, ClipNormAdvice, DEFAULT_CHECK_EPSILON, DEFAULT_EPOCHS,
-    DEFAULT_RNMM_EPSILON, MIN_NOISE_MULTIPLIER, NormsSource, RangeCheck, StageSpend,
+    AdviceData, AdviceRequest, ClipNormAdvice, DEFAULT_EPOCHS, MIN_NOISE_MULTIPLIER, NormsSource,
+    RangeCheck, StageSpend,
 };
 use crate::clipnorm::default_batch;
 use crate::data::Dataset;
@@ -186,30 +187,15 @@ impl AdvicePlan {
             )));
         }
         // The size check (small.rs): DP-SGD's noise against the clipped gradients.
-        let given = req.share.is_some();
-        let budget_split = super::small::BudgetSplit {
-            std_frac: std_epsilon / req.epsilon,
-            share_frac: if given { share } else { 0.0 },
-            check: check_epsilon,
-            rnmm_fixed: if given { 0.0 } else { rnmm_epsilon },
-        };
-        let fits = |e: f64, q: f64, z: f64, t: usize| {
-            super::budget::fits(kind, &budget_split, (e, req.delta, std_delta), (q, z, t))
-        };
-        super::small::check_size(&super::small::SizeInputs {
-            epsilon: req.epsilon,
-            batch_and_steps: &|n| batch_and_steps(req, n, &csv),
-            n,
-            params,
-            steps,
-            batch,
-            z,
-            dpsgd_epsilon,
-            dpsgd_delta,
+        size_check(
+            req,
+            &csv,
             kind,
-            split: budget_split,
-            fits: &fits,
-        })?;
+            (n, params, steps, batch),
+            (z, dpsgd_epsilon, dpsgd_delta),
+            (std_epsilon, std_delta),
+            (share, check_epsilon, rnmm_epsilon),
+        )?;
         super::small::check_range_check_size(n, check_epsilon, req.epsilon)?;
         Ok(AdvicePlan {
             req: req.clone(),
@@ -376,54 +362,6 @@ fn norms_name(n: &NormsSource) -> String {
 /// The command named in the ledger's spend lines.
 pub(super) fn command(req: &AdviceRequest) -> String {
     super::stages::ledger_command(req.reproducible, req.seed)
-}
-
-/// epsilon of the range check: the given one (0: not run), none for an exact range (it covers
-/// every G_i: there is nothing to check), else the default.
-fn range_check_epsilon(req: &AdviceRequest, exact_range: bool) -> Result<f64> {
-    Ok(match req.check_epsilon {
-        Some(e) if e != 0.0 => check_positive("--check-epsilon", e)?,
-        Some(_) => 0.0,
-        None if exact_range => 0.0,
-        None => DEFAULT_CHECK_EPSILON,
-    })
-}
-
-/// DP-SGD's (epsilon, delta): what the preprocessing (`std`), the range check and RNMM leave;
-/// refused when nothing is left.
-fn dpsgd_budget(
-    req: &AdviceRequest,
-    (std_epsilon, std_delta): (f64, f64),
-    check_epsilon: f64,
-    rnmm_epsilon: f64,
-) -> Result<(f64, f64)> {
-    let dpsgd_epsilon = req.epsilon - std_epsilon - check_epsilon - rnmm_epsilon;
-    let dpsgd_delta = req.delta - std_delta;
-    if !(dpsgd_epsilon > 0.0 && dpsgd_delta > 0.0) {
-        return Err(Error::param(format!(
-            "--epsilon {} leaves {} for DP-SGD after the preprocessing ({}), the range check \
-             ({}) and RNMM ({}); lower --std-share, --check-epsilon or --share",
-            fmt_num(req.epsilon),
-            fmt_num(dpsgd_epsilon),
-            fmt_num(std_epsilon),
-            fmt_num(check_epsilon),
-            fmt_num(rnmm_epsilon)
-        )));
-    }
-    Ok((dpsgd_epsilon, dpsgd_delta))
-}
-
-/// The fraction of epsilon RNMM gets: the given share, or eps_RNMM = 0.3.
-fn rnmm_share(req: &AdviceRequest) -> Result<f64> {
-    match req.share {
-        Some(s) => check_open("--share", s, 0.0, 1.0),
-        None if req.epsilon > DEFAULT_RNMM_EPSILON => Ok(DEFAULT_RNMM_EPSILON / req.epsilon),
-        None => Err(Error::param(format!(
-            "--epsilon {} leaves nothing for DP-SGD after the default RNMM budget \
-             {DEFAULT_RNMM_EPSILON}; give --share (a fraction of epsilon in (0, 1))",
-            req.epsilon
-        ))),
-    }
 }
 
 /// Options that cannot go together, and values outside their domain, before anything is read.
@@ -707,4 +645,42 @@ pub fn default_ledger(csv: &std::path::Path) -> PathBuf {
     let mut s = csv.as_os_str().to_owned();
     s.push(".ledger.jsonl");
     PathBuf::from(s)
+}
+
+/// The size check of [`super::small`] with the plan's budget split and composition rule.
+#[allow(clippy::too_many_arguments)]
+fn size_check(
+    req: &AdviceRequest,
+    csv: &str,
+    kind: crate::privacy::AccountantKind,
+    (n, params, steps, batch): (usize, usize, usize, f64),
+    (z, dpsgd_epsilon, dpsgd_delta): (f64, f64, f64),
+    (std_epsilon, std_delta): (f64, f64),
+    (share, check_epsilon, rnmm_epsilon): (f64, f64, f64),
+) -> Result<()> {
+    let given = req.share.is_some();
+    let budget_split = super::small::BudgetSplit {
+        std_frac: std_epsilon / req.epsilon,
+        share_frac: if given { share } else { 0.0 },
+        check: check_epsilon,
+        rnmm_fixed: if given { 0.0 } else { rnmm_epsilon },
+    };
+    let fits = |e: f64, q: f64, z: f64, t: usize| {
+        super::budget::fits(kind, &budget_split, (e, req.delta, std_delta), (q, z, t))
+    };
+    super::small::check_size(&super::small::SizeInputs {
+        epsilon: req.epsilon,
+        batch_and_steps: &|n| batch_and_steps(req, n, csv),
+        n,
+        params,
+        steps,
+        batch,
+        z,
+        dpsgd_epsilon,
+        dpsgd_delta,
+        kind,
+        split: budget_split,
+        fits: &fits,
+    })?;
+    Ok(())
 }

@@ -4,6 +4,14 @@
 
 use std::time::Instant;
 
+mod budget;
+mod predict;
+
+pub use budget::ledger_rows;
+use budget::{check_budget, ledger_command};
+use predict::classification_accuracy;
+pub use predict::{accuracy, predict};
+
 use serde::{Deserialize, Serialize};
 
 use crate::config::{BudgetSpec, DataSpec, TrainConfig};
@@ -13,7 +21,6 @@ use crate::error::{Error, Result, fmt_num};
 use crate::limits;
 use crate::linalg::dot;
 use crate::loss::{Loss, LossSpec, mean_grad, mean_value};
-use crate::model::Model;
 use crate::privacy;
 use crate::privacy::running::RunningEpsilon;
 use crate::rng::{Purpose, stream};
@@ -406,19 +413,6 @@ pub fn releases_user_data(cfg: &TrainConfig) -> bool {
     matches!(cfg.data, DataSpec::Csv(_)) && cfg.dpsgd.noise != NoiseSpec::None && !cfg.reproducible
 }
 
-/// The ledger's command line for a `train` run: with the reproducible mode, its seed and that
-/// it is not a private release.
-fn ledger_command(secure: bool, seed: u64) -> String {
-    if secure {
-        "train".to_string()
-    } else {
-        format!(
-            "train --seed {seed} --reproducible ({})",
-            crate::rng::NOT_PRIVATE
-        )
-    }
-}
-
 /// (train, test) of a config: a CSV's split is kept (its test part is scored, not dropped), and
 /// the `[preprocess]` transform is applied to both parts. With a `[privacy]` ledger the data
 /// must be handled as the ledger's guarantee assumes: no statistics of the data's own (the
@@ -458,62 +452,6 @@ pub fn config_data(cfg: &TrainConfig) -> Result<(Dataset, Option<Dataset>)> {
         }
     }
     Ok((data, test))
-}
-
-/// The budget check against the `[privacy]` ledger, through its odometer: DP-SGD's release,
-/// (q, z, T) with the accountant's (epsilon, delta) for it alone, composed with what the ledger
-/// records (RDP composition, or basic where smaller; [`crate::privacy::ledger`]) must fit the
-/// budget; the spend is then recorded before any training, so a rerun counts again.
-fn check_budget(
-    mut ledger: crate::privacy::ledger::Ledger,
-    data: &crate::privacy::ledger::DataId,
-    report: Option<&PrivacyReport>,
-    (q, z, steps): (f64, f64, usize),
-    command: &str,
-) -> Result<BudgetReport> {
-    let (eps, delta) = match report {
-        Some(p) => (p.epsilon_spent, p.delta),
-        None => {
-            return Err(Error::param(
-                "[privacy] names a ledger but [dpsgd] adds no noise (an infinite epsilon); give \
-                 [dpsgd] noise = { kind = \"target\", ... }",
-            ));
-        }
-    };
-    let (total_eps, total_delta) = ledger.budget();
-    let (before_eps, before_delta) = ledger.spent();
-    let spend = crate::privacy::ledger::Spend::with_curve(
-        command,
-        "DP-SGD (Poisson-subsampled Gaussian)",
-        (eps, delta),
-        crate::privacy::ledger::Guarantee::SubsampledGaussian { q, z, steps },
-    );
-    ledger.invoke(data, spend, || Ok(()))?;
-    let (after_eps, after_delta) = ledger.spent();
-    Ok(BudgetReport {
-        epsilon: total_eps,
-        delta: total_delta,
-        spent_before_epsilon: before_eps,
-        spent_before_delta: before_delta,
-        dpsgd_epsilon: eps,
-        dpsgd_delta: delta,
-        total_epsilon: after_eps,
-        total_delta: after_delta,
-        notes: ledger.notes().to_vec(),
-    })
-}
-
-/// The rows a `[privacy]` ledger guards for a config: every row of its CSV as read (before the
-/// split and any transform), or the data set built.
-pub fn ledger_rows(cfg: &TrainConfig) -> Result<crate::privacy::ledger::DataId> {
-    use crate::privacy::ledger::DataId;
-    Ok(match &cfg.data {
-        DataSpec::Csv(c) => DataId::of(&c.path, &c.read()?),
-        other => DataId::of(
-            "generated data",
-            &other.build(&mut stream(cfg.seed, cfg.replicate, Purpose::Data))?,
-        ),
-    })
 }
 
 /// What one run trains: the streams' (seed, replicate), the loss, Algorithm 1's settings and
@@ -660,64 +598,6 @@ fn progress_bar(on: bool, steps: usize) -> indicatif::ProgressBar {
         .progress_chars("#>-"),
     );
     bar
-}
-
-/// Predicted classes argmax_j of the logits for the rows of `x` (row-major, `d` features each).
-///
-/// Weight layout (flat `w`, as `train` returns w_priv): for the logistic (softmax) loss, W in
-/// R^{m x (d+1)} row-major, row j = class j's weights with its bias last, so w has m (d + 1)
-/// entries; for `tanh_net` with h hidden units, W1 in R^{h x (d+1)} row-major (bias last) then
-/// W2 in R^{m x (h+1)} row-major (bias last). m is read off the length of w. Errors for a loss
-/// that does not classify, a length that fits no layout, or a non-finite w (a diverged run).
-pub fn predict(loss: &LossSpec, w: &[f64], x: &[f64], d: usize) -> Result<Vec<usize>> {
-    if d == 0 || !x.len().is_multiple_of(d) {
-        return Err(Error::param(format!(
-            "x has {} values, not a whole number of rows of d = {d} features",
-            x.len()
-        )));
-    }
-    let Some(model) = Model::for_weights(loss, w.len(), d)? else {
-        return Err(Error::param(format!(
-            "the {loss:?} loss does not classify; predict needs logistic or tanh_net"
-        )));
-    };
-    let mut buf = Vec::new();
-    x.chunks(d)
-        .map(|row| {
-            model.predict(w, row, &mut buf).ok_or_else(|| {
-                Error::param("w or x has a non-finite value (a diverged run?): no prediction")
-            })
-        })
-        .collect()
-}
-
-/// Fraction of `data`'s rows whose label predict gives (a diverged, non-finite w scores 0);
-/// weight layout as in [`predict`].
-pub fn accuracy(loss: &LossSpec, w: &[f64], data: &Dataset) -> Result<f64> {
-    let Some(model) = Model::for_weights(loss, w.len(), data.d)? else {
-        return Err(Error::param(format!(
-            "the {loss:?} loss does not classify; accuracy needs logistic or tanh_net"
-        )));
-    };
-    Ok(model.accuracy(w, data))
-}
-
-/// Train and test accuracy of w for a classification loss; None for other losses.
-fn classification_accuracy(
-    loss: &LossSpec,
-    w: &[f64],
-    data: &Dataset,
-    test: Option<&Dataset>,
-) -> Result<Option<Accuracy>> {
-    if Model::for_weights(loss, w.len(), data.d)?.is_none() {
-        return Ok(None);
-    }
-    Ok(Some(Accuracy {
-        train: accuracy(loss, w, data)?,
-        test: test.map(|t| accuracy(loss, w, t)).transpose()?,
-        n_train: data.n,
-        n_test: test.map_or(0, |t| t.n),
-    }))
 }
 
 #[cfg(test)]
