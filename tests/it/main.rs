@@ -23,6 +23,7 @@ mod experiment;
 mod flags;
 mod help;
 mod lemmas;
+mod limits;
 mod losses;
 mod lower_bound;
 mod privacy;
