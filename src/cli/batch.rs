@@ -71,21 +71,43 @@ impl BatchArgs {
         (out, plots)
     }
 
-    /// Runs (or resumes) every spec in `files` selected by `--only`, each into OUT/<name>, and
-    /// hands its finished cells to `done` with its output folder.
+    /// The specs of `files` (from the folder `dir`) whose name contains `--only`, every one
+    /// without it, loaded at this scale. A filter that matches none is refused before anything
+    /// runs, naming the specs there are.
+    pub fn select(&self, files: &[PathBuf], dir: &Path) -> Result<Vec<(PathBuf, Spec)>> {
+        let mut all = Vec::new();
+        for f in files {
+            let spec =
+                Spec::load(f, self.scale()).with_context(|| format!("spec {}", f.display()))?;
+            all.push((f.clone(), spec));
+        }
+        let Some(o) = &self.only else {
+            return Ok(all);
+        };
+        let names: Vec<String> = all.iter().map(|(_, s)| s.raw.name.clone()).collect();
+        all.retain(|(_, s)| s.raw.name.contains(o.as_str()));
+        if all.is_empty() {
+            anyhow::bail!(
+                "--only {o} matches none of the {} specs in {}: {}",
+                names.len(),
+                dir.display(),
+                names.join(", ")
+            );
+        }
+        Ok(all)
+    }
+
+    /// Runs (or resumes) every spec in `files` (from the folder `dir`) selected by `--only`
+    /// ([`BatchArgs::select`]), each into OUT/<name>, and hands its finished cells to `done`
+    /// with its output folder.
     pub fn run_each(
         &self,
         files: &[PathBuf],
+        dir: &Path,
         out: &Path,
         mut done: impl FnMut(&Spec, &BTreeMap<usize, CellResult>, &Path) -> Result<()>,
     ) -> Result<()> {
-        for f in files {
-            let spec = Spec::load(f, self.scale())?;
-            if let Some(o) = &self.only
-                && !spec.raw.name.contains(o.as_str())
-            {
-                continue;
-            }
+        for (f, spec) in self.select(files, dir)? {
             let dir = out.join(&spec.raw.name);
             let t0 = std::time::Instant::now();
             let cells = experiment::run(

@@ -84,16 +84,21 @@ pub fn run(args: &CliplawArgs) -> Result<()> {
     md.push('\n');
     md.push_str(report::LAW_HEADER);
     let mut links = Vec::new();
-    b.run_each(&sweep_files(&args.specs)?, &out, |spec, cells, dir| {
-        let s = cliplaw::finalize(spec, cells, dir, Some(&plots))?;
-        for r in report::law_rows(&s) {
-            md.push_str(&r);
-            md.push('\n');
-        }
-        links.push(format!("[{}]({}/report.md)", s.spec, s.spec));
-        summaries.push(s);
-        Ok(())
-    })?;
+    b.run_each(
+        &sweep_files(&args.specs)?,
+        &args.specs,
+        &out,
+        |spec, cells, dir| {
+            let s = cliplaw::finalize(spec, cells, dir, Some(&plots))?;
+            for r in report::law_rows(&s) {
+                md.push_str(&r);
+                md.push('\n');
+            }
+            links.push(format!("[{}]({}/report.md)", s.spec, s.spec));
+            summaries.push(s);
+            Ok(())
+        },
+    )?;
     md.push_str(&format!("\nPer-sweep reports: {}\n\n", links.join(", ")));
     for s in &summaries {
         for kind in ["curves", "tau", "risk"] {

@@ -36,12 +36,17 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
     let start = Instant::now();
     let mut summaries = Vec::new();
     let mut rows = Vec::new();
-    b.run_each(&spec_files(&args.specs)?, &out, |spec, cells, dir| {
-        let s = experiment::finalize(spec, cells, dir, Some(&plots))?;
-        rows.extend(report::table_rows(&s));
-        summaries.push(s);
-        Ok(())
-    })?;
+    b.run_each(
+        &spec_files(&args.specs)?,
+        &args.specs,
+        &out,
+        |spec, cells, dir| {
+            let s = experiment::finalize(spec, cells, dir, Some(&plots))?;
+            rows.extend(report::table_rows(&s));
+            summaries.push(s);
+            Ok(())
+        },
+    )?;
     let wall = start.elapsed().as_secs_f64();
     let mut md = format!("# dpsgd-lab verify ({} scale)\n\n", b.scale_word());
     if b.full && b.only.is_none() {

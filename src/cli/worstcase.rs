@@ -30,7 +30,6 @@ pub struct WorstcaseArgs {
 pub fn run(args: &WorstcaseArgs) -> Result<()> {
     let b = &args.batch;
     let word = b.scale_word();
-    let scale = b.scale();
     let (out, plots) = b.folders("worstcase");
     let start = Instant::now();
     let files = super::batch::spec_files(&args.specs, "search", None)?;
@@ -40,19 +39,18 @@ pub fn run(args: &WorstcaseArgs) -> Result<()> {
             args.specs.display()
         );
     }
+    // Every selected spec's size is checked before the first one runs.
+    let selected = b.select(&files, &args.specs)?;
+    for (_, spec) in &selected {
+        worstcase::budget::check(spec, b.force)?;
+    }
     let mut violations = Vec::new();
     let mut done: Vec<(WorstSummary, Vec<PathBuf>)> = Vec::new();
-    for f in &files {
-        let spec = Spec::load(f, scale).with_context(|| format!("spec {}", f.display()))?;
-        if let Some(o) = &b.only
-            && !spec.raw.name.contains(o.as_str())
-        {
-            continue;
-        }
+    for (f, spec) in &selected {
         let dir = out.join(&spec.raw.name);
         let t0 = Instant::now();
         let cells = worstcase::run(
-            &spec,
+            spec,
             &SearchOptions {
                 out: dir.clone(),
                 resume: b.resume,
@@ -63,9 +61,9 @@ pub fn run(args: &WorstcaseArgs) -> Result<()> {
         if !b.quiet {
             eprintln!("{}: {:.1} s", spec.raw.name, t0.elapsed().as_secs_f64());
         }
-        let (s, stems) = finish(&spec, &cells, &dir, &plots)?;
+        let (s, stems) = finish(spec, &cells, &dir, &plots)?;
         for w in cells.values().filter(|w| report::is_violation(w)) {
-            let p = worstcase::write_violation(&spec, w, &dir.join("violations"))?;
+            let p = worstcase::write_violation(spec, w, &dir.join("violations"))?;
             violations.push(format!(
                 "{} cell {} ({})",
                 spec.raw.name,

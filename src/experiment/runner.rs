@@ -146,7 +146,9 @@ pub fn work_estimate(spec: &Spec) -> Result<f64> {
     Ok(steps + fits)
 }
 
-fn steps_estimate(spec: &Spec, pi: usize) -> f64 {
+/// T at the `pi`-th phi of the grid, from the theorem's schedule (Thm 5.4: 1 / (3 phi^2); the
+/// others: phi^-2).
+pub(crate) fn steps_estimate(spec: &Spec, pi: usize) -> f64 {
     let phi = spec.phis[pi];
     if spec.raw.theorem.full_version() == TheoremId::H1 {
         bounds::thm54_steps(phi)

@@ -24,6 +24,7 @@ mod flags;
 mod help;
 mod ledger;
 mod lemmas;
+mod limits;
 mod losses;
 mod lower_bound;
 mod privacy;

@@ -347,6 +347,21 @@ impl Setup {
         if cfg.fault == Fault::DoubleRate && q > 0.5 {
             return Err(Error::param("the doubled-rate fault needs q <= 1/2"));
         }
+        // The run's size, before the canaries are drawn and before the ledger pays for it.
+        let black = if matches!(train.loss, LossSpec::Logistic { .. }) {
+            m
+        } else {
+            0
+        };
+        let rows = data.n + m + black;
+        check_size(
+            (m, black),
+            (rows, data.d),
+            p,
+            user.steps,
+            run_config(user, q, rows, z, cfg.fault).batch_size,
+            cfg.force,
+        )?;
         let claim = claim(q, user.steps, z, delta)?;
         // The audit trains on the user's rows: its outputs are a DP-SGD release of those rows,
         // so a config with a privacy ledger pays for it there (RDP's claim, recorded before the
@@ -444,18 +459,8 @@ struct Scored {
 /// fault if any) and the canaries' scores.
 fn train_and_score(cfg: &OneRunConfig, s: &Setup, c: &Canaries) -> Result<Scored> {
     let user = &cfg.train.dpsgd;
-    let m = cfg.canaries;
     let rows = c.rows.n;
     let run_cfg = run_config(user, s.q, rows, s.z, cfg.fault);
-    check_size(
-        m,
-        rows,
-        s.data.d,
-        s.p,
-        user.steps,
-        run_cfg.batch_size,
-        cfg.force,
-    )?;
     // the mechanism users run: on a CSV, `train`'s secure batches and noise (the canaries'
     // inclusion bits stay seeded: they are the auditor's secret, not the data's)
     let alg = DpSgd::new(run_cfg, rows, None)?
@@ -633,28 +638,32 @@ impl Rule {
     }
 }
 
-/// The memory of the rows with their marker and about twelve parameter-sized vectors, and the
-/// work: per step, a gradient of the wrapped loss (p coordinates) per sampled row and the noise
-/// and update on all p + m parameters.
+/// Refuses, before anything is drawn or recorded, a run that does not fit: the memory of the
+/// m Dirac and `black` input-space canaries (their features and inclusion bits), the `rows`
+/// rows (user's and canaries', d + 1 columns with the canary marker, and a label) and about
+/// twelve vectors of the p + m parameters; and the work: per step, a gradient of the wrapped
+/// loss (p coordinates) per sampled row and the noise and update on all p + m parameters.
 fn check_size(
-    m: usize,
-    rows: usize,
-    d: usize,
+    (m, black): (usize, usize),
+    (rows, d): (usize, usize),
     p: usize,
     steps: usize,
     batch: f64,
     force: bool,
 ) -> Result<()> {
-    let params = (p + m) as f64;
+    let params = p as f64 + m as f64;
+    let (black, d) = (black as f64, d as f64);
     limits::check_memory(
         &format!("--canaries {m}"),
-        8.0 * (rows as f64 * (d as f64 + 1.0) + 12.0 * params),
+        8.0 * (rows as f64 * (d + 2.0) + 12.0 * params)
+            + black * (8.0 * d + 32.0)
+            + (m as f64 + black),
     )?;
     limits::check_work(
         &format!(
             "one-run audit: [dpsgd] steps = {steps}, b' = q N = {} with {} parameters",
             fmt_num(batch),
-            p + m
+            p.saturating_add(m)
         ),
         steps as f64 * ((batch + 1.0) * p as f64 + params),
         force,

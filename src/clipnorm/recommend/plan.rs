@@ -159,6 +159,12 @@ impl AdvicePlan {
             _ => (0.0, 0.0),
         };
         let rnmm_epsilon = share * req.epsilon;
+        // Stages whose share is too small for anything but noise, refused before any runs.
+        super::small::check_rnmm_size(train.n, rnmm_epsilon, req.epsilon)?;
+        if matches!(preprocessing, Preprocessing::Private { .. }) {
+            let std = (std_epsilon, std_delta);
+            super::small::check_standardization_size(train.n, std, req.epsilon)?;
+        }
         let (basic_epsilon, dpsgd_delta) =
             dpsgd_budget(req, (std_epsilon, std_delta), check_epsilon, rnmm_epsilon)?;
         let q = batch / n as f64;

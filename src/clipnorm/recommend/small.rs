@@ -23,6 +23,23 @@
 //! 5% the check cannot judge n rows, and its refusal would blame the candidate range for what is
 //! the data set's size: eps_check n < 2 ln 10 refuses, here, with the same words.
 //!
+//! Two more rules refuse a stage whose share of the budget is so small that its output is noise
+//! (e.g. `--share 1e-300`), before any of them runs. Both ask the same question: can the stage's
+//! release tell any two data sets of n rows apart at all? When the total variation between the
+//! release's distributions on any two of them is below 5% ([`NOISE_TV`]), no test on it beats
+//! a coin by more than 5%: it is noise, whatever the data, and the stage is refused.
+//! - RNMM (stage 4), the exponential mechanism P(j) ∝ exp(eps u_j / 2): u_j = -|N_j - k| moves
+//!   by at most n between any two data sets of n rows, so every P(j) moves by a factor of at
+//!   most e^(eps n) (numerator and normaliser e^(eps n / 2) each), and the total variation is at
+//!   most tanh(eps n / 2): eps_RNMM n < 2 atanh(0.05) = 0.1001 refuses.
+//! - the private standardization (stage 2), rho-zCDP in all (bounds and sums): any two data
+//!   sets of n rows are 2n add/remove steps apart, so their releases are (2n)^2 rho-zCDP close
+//!   (group privacy, Bun & Steinke 2016, Prop. 1.9), within KL divergence 4 n^2 rho, hence
+//!   within total variation n sqrt(2 rho) (Pinsker): n sqrt(2 rho) < 0.05 refuses.
+//!
+//! These are floors, not advice: a stage above them may still be mostly noise (the
+//! standardization then falls back feature by feature to its private bound's scale).
+//!
 //! Privacy: r and the hints are functions of n, d, m and the request's public parameters only
 //! (docs/recommend.md, "What is public": n, d and the number of classes are treated as public,
 //! as q = B / n and T already are); no private statistic of the rows is used, so the refusal
@@ -93,6 +110,74 @@ pub fn check_range_check_size(n: usize, check_epsilon: f64, epsilon: f64) -> Res
         fmt_num(ceil_sig(need / n as f64, 3)),
         fmt_num(epsilon),
         (need / check_epsilon).floor() as usize + 1
+    )))
+}
+
+/// Refuses RNMM at an epsilon whose release tells no two data sets of n rows apart (module
+/// doc): tanh(eps_RNMM n / 2) < [`NOISE_TV`], with the share that would do (`epsilon` the total).
+pub fn check_rnmm_size(n: usize, rnmm_epsilon: f64, epsilon: f64) -> Result<()> {
+    let tv = (rnmm_epsilon * n as f64 / 2.0).tanh();
+    if tv >= NOISE_TV {
+        return Ok(());
+    }
+    let need = 2.0 * NOISE_TV.atanh() / n as f64;
+    Err(Error::param(format!(
+        "RNMM's epsilon {} is too small for n = {n} training rows: any two data sets of n rows \
+         give selections within total variation tanh(eps n / 2) = {} < {NOISE_TV}, so its pick \
+         would be noise; it needs eps_RNMM >= {} (--share >= {} of --epsilon {})",
+        fmt_num(rnmm_epsilon),
+        fmt_num(tv),
+        fmt_num(ceil_sig(need, 3)),
+        fmt_num(ceil_sig(need / epsilon, 3)),
+        fmt_num(epsilon)
+    )))
+}
+
+/// The total variation between any two data sets' releases below which a stage's output is
+/// called noise (module doc).
+pub const NOISE_TV: f64 = 0.05;
+
+/// Refuses the private standardization at (eps_std, delta_std) on `n` rows when its release
+/// tells no two data sets of n rows apart (module doc): n sqrt(2 rho) < [`NOISE_TV`], rho =
+/// rho_for(eps_std, delta_std). `epsilon` is the total, for the hint: the share s at which
+/// rho_for(s epsilon, s delta) reaches the limit (delta_std = s delta moves with it).
+pub fn check_standardization_size(
+    n: usize,
+    (std_epsilon, std_delta): (f64, f64),
+    epsilon: f64,
+) -> Result<()> {
+    use crate::privacy::standardize::rho_for;
+    let tv = |rho: f64| n as f64 * (2.0 * rho).sqrt();
+    let rho = rho_for(std_epsilon, std_delta);
+    if tv(rho) >= NOISE_TV {
+        return Ok(());
+    }
+    let share = std_epsilon / epsilon;
+    let delta = std_delta / share;
+    let enough = |s: f64| tv(rho_for(s * epsilon, s * delta)) >= NOISE_TV;
+    let hint = if enough(1.0 - 1e-9) {
+        // Bisection on log s: rho_for grows with s (in epsilon and in delta).
+        let (mut lo, mut hi) = (share.max(f64::MIN_POSITIVE).ln(), 0.0f64);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if enough(mid.exp()) {
+                hi = mid
+            } else {
+                lo = mid
+            }
+        }
+        format!("--std-share >= {}", fmt_num(ceil_sig(hi.exp(), 3)))
+    } else {
+        format!("more than --epsilon {}", fmt_num(epsilon))
+    };
+    Err(Error::param(format!(
+        "the private standardization's epsilon {} is too small for n = {n} training rows: any \
+         two data sets of n rows give releases within total variation n sqrt(2 rho) = {} < \
+         {NOISE_TV} (rho = {}), so its means and scales would be noise; it needs {hint}, or \
+         public --feature-ranges or --public-scales (no cost)",
+        fmt_num(std_epsilon),
+        fmt_num(tv(rho)),
+        fmt_num(rho)
     )))
 }
 
@@ -250,6 +335,43 @@ mod tests {
             msg.contains("--check-epsilon >= 0.159") && msg.contains("n >= 93 rows"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn rnmm_rule_has_its_boundary_at_2_atanh_005_over_n() {
+        // 2 atanh(0.05) = 0.100083: on 569 rows eps_RNMM 1.7589e-4 is the boundary.
+        assert!(check_rnmm_size(569, 1.758e-4, 2.0).is_err());
+        assert!(check_rnmm_size(569, 1.759e-4, 2.0).is_ok());
+        // The study's 0.3 on the 29 rows of recommend_small's tiny set is far above it.
+        assert!(check_rnmm_size(29, 0.3, 2.0).is_ok());
+        let msg = check_rnmm_size(569, 2e-300, 2.0).unwrap_err().to_string();
+        assert!(
+            msg.contains("eps_RNMM >= 0.000176") && msg.contains("--share >= 8.800000e-5"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn standardization_rule_refuses_below_its_total_variation_and_its_hint_suffices() {
+        use crate::privacy::standardize::rho_for;
+        let (n, eps, delta) = (178, 2.0, 1e-5);
+        // The boundary n sqrt(2 rho) = 0.05 itself, through rho_for at the share s.
+        let tv = |s: f64| n as f64 * (2.0 * rho_for(s * eps, s * delta)).sqrt();
+        let msg = check_standardization_size(n, (1e-300 * eps, 1e-300 * delta), eps)
+            .unwrap_err()
+            .to_string();
+        let hint: f64 = msg
+            .split("--std-share >= ")
+            .nth(1)
+            .and_then(|t| t.split(',').next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("{msg}"));
+        assert!(tv(hint) >= NOISE_TV && tv(0.99 * hint) < NOISE_TV, "{hint}");
+        assert!(check_standardization_size(n, (hint * eps, hint * delta), eps).is_ok());
+        let s = 0.99 * hint;
+        assert!(check_standardization_size(n, (s * eps, s * delta), eps).is_err());
+        // The default share (0.1) on 178 rows is far above it.
+        assert!(check_standardization_size(n, (0.2, 1e-6), eps).is_ok());
     }
 
     #[test]

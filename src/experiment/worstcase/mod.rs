@@ -13,6 +13,7 @@
 //! Results: `results.jsonl` (one line per finished cell; `--resume` continues), then
 //! [`report`] and [`figure`] from the complete file.
 
+pub mod budget;
 pub mod family;
 pub mod figure;
 pub mod report;
