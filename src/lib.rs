@@ -54,7 +54,7 @@
 //! theory, lower_bound            the theorems' schedules and bounds; the Appendix L instance
 //! dpsgd -> privacy               Algorithm 1; accountants (fill dpsgd's Calibrator seam)
 //! loss, data, plot               per-sample losses; generators, CSV, summaries; figures
-//! rng, error, linalg, stats,     seeded streams, errors, GEMM, solves and vector math, the
+//! error, rng, linalg, stats,     errors, seeded streams, GEMM, solves and vector math, the
 //!   fingerprint, dataset,          quantile, a stable hash, the plain data set, k = inf in serde,
 //!   k_serde, limits, optimize,     up-front memory and work estimates, golden-section search,
 //!   results_file, format           the keyed, hashed, locked results file of long runs, how

@@ -15,6 +15,17 @@ use crate::error::{Error, Result, check_open, check_positive, fmt_num};
 use crate::privacy::calibrate::Z_MAX;
 use crate::privacy::ledger::{Guarantee, Release, Spend, compose};
 use crate::privacy::{AccountantKind, RdpAccountant};
+use crate::rng::NOT_PRIVATE;
+
+/// The command as the ledger records it: with `--reproducible`, its seed and that it is not a
+/// private release.
+pub fn ledger_command(reproducible: bool, seed: u64) -> String {
+    if reproducible {
+        format!("clipnorm recommend --seed {seed} --reproducible ({NOT_PRIVATE})")
+    } else {
+        "clipnorm recommend".to_string()
+    }
+}
 
 /// A private stage of the plan before DP-SGD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -159,7 +159,6 @@ impl AdvicePlan {
             _ => (0.0, 0.0),
         };
         let rnmm_epsilon = share * req.epsilon;
-        // Stages whose share is too small for anything but noise, refused before any runs.
         super::small::check_rnmm_size(train.n, rnmm_epsilon, req.epsilon)?;
         if matches!(preprocessing, Preprocessing::Private { .. }) {
             let std = (std_epsilon, std_delta);
@@ -192,7 +191,6 @@ impl AdvicePlan {
                 fmt_num(z)
             )));
         }
-        // The size check (small.rs): DP-SGD's noise against the clipped gradients.
         size_check(
             req,
             &csv,
@@ -367,7 +365,7 @@ fn norms_name(n: &NormsSource) -> String {
 
 /// The command named in the ledger's spend lines.
 pub(super) fn command(req: &AdviceRequest) -> String {
-    super::stages::ledger_command(req.reproducible, req.seed)
+    super::budget::ledger_command(req.reproducible, req.seed)
 }
 
 /// Options that cannot go together, and values outside their domain, before anything is read.
@@ -653,7 +651,8 @@ pub fn default_ledger(csv: &std::path::Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// The size check of [`super::small`] with the plan's budget split and composition rule.
+/// The size check of [`super::small`] (DP-SGD's noise against the clipped gradients) with the
+/// plan's budget split and composition rule.
 #[allow(clippy::too_many_arguments)]
 fn size_check(
     req: &AdviceRequest,

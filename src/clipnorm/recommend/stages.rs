@@ -2,6 +2,7 @@
 //! spend in the ledger before its mechanism runs, then releases its output.
 
 use super::budget::Stage;
+pub use super::budget::ledger_command;
 use super::plan::{AdvicePlan, Preprocessed, Preprocessing};
 use super::{NormsSource, RangeCheck, range_check};
 use crate::data::Dataset;
@@ -11,22 +12,12 @@ use crate::loss::{LossSpec, lipschitz_constants};
 use crate::privacy::ledger::Ledger;
 use crate::privacy::standardize::{PrivateStandardization, StdSource, private_standardize};
 use crate::privacy::{RnmmConfig, RnmmOutput, private_min_lipschitz};
-use crate::rng::{NOT_PRIVATE, Purpose, ReleaseRng};
+use crate::rng::{Purpose, ReleaseRng};
 
 /// The randomness of mechanism `k` (0 RNMM, 1 standardization, 2 range check): the OS-keyed
 /// CSPRNG, or with `--reproducible` the seeded stream (seed, k, mechanism) of the research mode.
 fn mechanism_rng(plan: &AdvicePlan, k: u64) -> Result<ReleaseRng> {
     ReleaseRng::for_release(plan.req.reproducible, plan.req.seed, k, Purpose::Mechanism)
-}
-
-/// The command as the ledger records it: with `--reproducible`, its seed and that it is not a
-/// private release.
-pub fn ledger_command(reproducible: bool, seed: u64) -> String {
-    if reproducible {
-        format!("clipnorm recommend --seed {seed} --reproducible ({NOT_PRIVATE})")
-    } else {
-        "clipnorm recommend".to_string()
-    }
 }
 
 /// Runs a stage's mechanism through the ledger's odometer, if there is one: its planned spend
