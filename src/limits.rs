@@ -9,6 +9,41 @@ use crate::error::{Error, Result, fmt_num};
 /// unless forced: about an hour or more of one core. The shipped `verify --full` needs ~1e11.
 pub const WORK_LIMIT: f64 = 1e13;
 
+/// The most Renyi orders, and the most phases, one RDP account may be given (the Python
+/// `epsilon(orders=..., phase=...)`), checked before the list is read; what they cost is then
+/// estimated by [`rdp_terms`] against [`MAX_RDP_TERMS`].
+pub const MAX_RDP_LIST: usize = 100_000;
+
+/// Series terms one RDP account may sum, about 8 s: measured 70-85 ns a term (one phase over
+/// dp_accounting's 156 default orders, 2.5e4 terms: 2.0 ms; 1000 integer orders up to 10^6:
+/// 34 s), so 10^7 orders at most 100 (1.5e9 terms, 100 s measured) are refused.
+pub const MAX_RDP_TERMS: f64 = 1e8;
+
+/// The series terms of one phase of the subsampled Gaussian's RDP over `orders`: the binomial
+/// expansion of an integer order alpha sums alpha terms, the fractional series about as many,
+/// and a small order costs as much as 150 (10 us measured).
+pub fn rdp_terms(orders: &[f64]) -> f64 {
+    orders.iter().map(|a| a.max(150.0)).sum()
+}
+
+/// Refuses an RDP account of `phases` phases over `orders` whose [`rdp_terms`] exceed
+/// [`MAX_RDP_TERMS`].
+pub fn check_rdp_work(orders: &[f64], phases: usize) -> Result<()> {
+    let terms = rdp_terms(orders) * phases as f64;
+    if terms.is_nan() || terms > MAX_RDP_TERMS {
+        return Err(Error::param(format!(
+            "{} orders (the largest {}) over {phases} phases: about {} RDP series terms (an \
+             order alpha costs max(alpha, 150)), more than the {} (about 8 s) one account \
+             sums; give fewer or smaller orders",
+            orders.len(),
+            fmt_num(orders.iter().cloned().fold(f64::NAN, f64::max)),
+            fmt_num(terms),
+            fmt_num(MAX_RDP_TERMS)
+        )));
+    }
+    Ok(())
+}
+
 /// The largest integer a float may be turned into: every integer up to 2^53 is exact in f64.
 pub const MAX_EXACT_INT: f64 = 9_007_199_254_740_992.0;
 
@@ -153,6 +188,19 @@ mod tests {
             assert!(check_memory("x", a).is_err());
             assert!(check_memory("x", MEMORY_SHARE * a).is_err());
         }
+    }
+
+    #[test]
+    fn rdp_work_counts_orders_by_their_size() {
+        // dp_accounting's grid: 153 orders up to 128 (150 terms each), then 256, 512, 1024.
+        let grid = crate::privacy::rdp::default_orders();
+        assert_eq!(grid.len(), 156);
+        assert_eq!(rdp_terms(&grid), 153.0 * 150.0 + 1792.0);
+        assert!(check_rdp_work(&grid, 4000).is_ok());
+        assert!(check_rdp_work(&grid, 5000).is_err());
+        let many = vec![50.0; 10_000_000];
+        assert!(check_rdp_work(&many, 1).is_err());
+        assert!(check_rdp_work(&[1e9], 1).is_err());
     }
 
     #[test]

@@ -110,6 +110,20 @@ fn phases(list: &[Bound<'_, PyAny>]) -> PyResult<Vec<privacy::Phase>> {
         .collect()
 }
 
+/// Refuses a Python sequence `x` (keyword `name`) of more than `cap` items before any is read
+/// (their count is the work of the call).
+fn check_len(x: &Bound<'_, PyAny>, name: &str, cap: usize) -> PyResult<()> {
+    let len = x
+        .len()
+        .map_err(|_| value_error(format!("{name} must be a list")))?;
+    if len > cap {
+        return Err(value_error(format!(
+            "{name} has {len} entries, more than the {cap} one account takes; give fewer"
+        )));
+    }
+    Ok(())
+}
+
 /// A ValueError of this module's own, CLI flags named as keywords (see [`keyword_names`]).
 fn value_error(msg: impl Into<String>) -> PyErr {
     PyValueError::new_err(keyword_names(&msg.into()))
@@ -122,8 +136,42 @@ fn to_py<'py, T: serde::Serialize>(py: Python<'py>, v: &T) -> PyResult<Bound<'py
     py.import("json")?.call_method1("loads", (s,))
 }
 
+/// Float64 copies of its input array that a call holds at once at its peak (the conversion,
+/// the data set built from it, a split's, a transform's and a sort's working copies), for the
+/// up-front memory check ([`check_array_memory`]). Measured as the peak resident memory over
+/// the input's float64 size, on a broadcast view (which holds no memory of its own) of
+/// 400000 x 50 (python/tests/test_limits.py): per_sample_lipschitz 1.07, describe 1.10, train
+/// 1.14, predict and accuracy 1.06, private_min_lipschitz 2.02, recommend_clip_norm 5.16 with
+/// X and y, 13.14 with per_sample_norms; each rounded up to the next integer and one more.
+pub(crate) mod copies {
+    /// A data set (X, y) as [`super::dataset`] builds it, for the calls that use it once.
+    pub const DATASET: f64 = 2.0;
+    /// private_min_lipschitz's G_i (the vector and its sorted copy).
+    pub const RNMM: f64 = 3.0;
+    /// recommend_clip_norm's X (its rows as read, the training part, the transformed copy).
+    pub const RECOMMEND_X: f64 = 6.0;
+    /// recommend_clip_norm's per_sample_norms (the values, the zero rows standing in for X,
+    /// their training part, the split values and the sorted ones).
+    pub const RECOMMEND_NORMS: f64 = 14.0;
+}
+
+/// Refuses, before anything is converted or copied, an array whose `copies` float64 copies
+/// ([`copies`]) do not fit in memory ([`dpsgd::limits::check_memory`]): its element count is
+/// read from its `size` (numpy arrays and their views, e.g. `np.broadcast_to`, which hold one
+/// element for all). Array-likes without a `size` (lists) are already in memory as Python
+/// objects larger than their copy.
+pub(crate) fn check_array_memory(x: &Bound<'_, PyAny>, name: &str, copies: f64) -> PyResult<()> {
+    let Some(elements) = x.getattr("size").ok().and_then(|s| s.extract::<f64>().ok()) else {
+        return Ok(());
+    };
+    let shape = x.getattr("shape").map_or("?".into(), |s| s.to_string());
+    dpsgd::limits::check_memory(&format!("{name} of shape {shape}"), 8.0 * copies * elements)
+        .map_err(err)
+}
+
 /// Features as an (n, d) float64 matrix, row-major, from any array-like (any dtype, any strides).
 fn matrix(py: Python<'_>, x: &Bound<'_, PyAny>, name: &str) -> PyResult<(Vec<f64>, usize, usize)> {
+    check_array_memory(x, name, 1.0)?;
     let np = py.import("numpy")?;
     let kw = PyDict::new(py);
     kw.set_item("dtype", "float64")?;
@@ -141,6 +189,7 @@ fn matrix(py: Python<'_>, x: &Bound<'_, PyAny>, name: &str) -> PyResult<(Vec<f64
 
 /// A vector as float64 from any array-like.
 fn vector(py: Python<'_>, x: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
+    check_array_memory(x, name, 1.0)?;
     let np = py.import("numpy")?;
     let kw = PyDict::new(py);
     kw.set_item("dtype", "float64")?;
@@ -156,6 +205,7 @@ fn vector(py: Python<'_>, x: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>
 
 /// (X, y) as a data set; checks finiteness and shapes as the CSV loader does.
 fn dataset(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Dataset> {
+    check_array_memory(x, "X", copies::DATASET)?;
     let (xs, n, d) = matrix(py, x, "X")?;
     let ys = vector(py, y, "y")?;
     if ys.len() != n {
@@ -202,19 +252,31 @@ fn epsilon<'py>(
     delta: f64,
     accountant: &str,
     details: bool,
-    orders: Option<Vec<f64>>,
+    orders: Option<Bound<'py, PyAny>>,
     epochs: Option<f64>,
     batch_size: Option<usize>,
     n: Option<usize>,
-    phase: Option<Vec<Bound<'py, PyAny>>>,
+    phase: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let kind = AccountantKind::parse(accountant).map_err(err)?;
     let rdp = match (orders, kind) {
         (None, _) => RdpAccountant::default(),
         (Some(o), AccountantKind::Rdp) => {
-            if o.is_empty() || o.iter().any(|&a| !(a.is_finite() && a > 1.0)) {
+            check_len(&o, "orders", dpsgd::limits::MAX_RDP_LIST)?;
+            let o: Vec<f64> = o.extract()?;
+            if o.is_empty() {
+                return Err(value_error(
+                    "orders must be a non-empty list of Renyi orders > 1, but is empty",
+                ));
+            }
+            if let Some((i, a)) = o
+                .iter()
+                .enumerate()
+                .find(|(_, a)| !(a.is_finite() && **a > 1.0))
+            {
                 return Err(value_error(format!(
-                    "orders must be a non-empty list of Renyi orders > 1, but are {o:?}"
+                    "orders must be Renyi orders > 1, but orders[{i}] is {}",
+                    dpsgd::error::fmt_num(*a)
                 )));
             }
             RdpAccountant {
@@ -227,7 +289,10 @@ fn epsilon<'py>(
         }
     };
     let run = match (phase, noise_multiplier) {
-        (Some(p), None) if [sample_rate, epochs].iter().all(Option::is_none) => phases(&p)?,
+        (Some(p), None) if [sample_rate, epochs].iter().all(Option::is_none) => {
+            check_len(&p, "phase", dpsgd::limits::MAX_RDP_LIST)?;
+            phases(&p.extract::<Vec<Bound<'py, PyAny>>>()?)?
+        }
         (Some(_), _) => {
             return Err(value_error(
                 "phase replaces noise_multiplier and the run's length (sample_rate and steps, \
@@ -240,6 +305,8 @@ fn epsilon<'py>(
         }
         (None, None) => return Err(value_error("give noise_multiplier (or phase)")),
     };
+    // The RDP curve is computed for either accountant (the PLD's fallback and its claim).
+    dpsgd::limits::check_rdp_work(&rdp.orders, run.len()).map_err(err)?;
     let r = py
         .detach(|| privacy::report::EpsilonReport::compute_phases(kind, &rdp, &run, delta))
         .map_err(err)?;
@@ -529,6 +596,7 @@ fn private_min_lipschitz<'py>(
     target_count: usize,
     reproducible: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    check_array_memory(g, "G", copies::RNMM)?;
     let g = vector(py, g, "G")?;
     if reproducible {
         py.import("warnings")?.call_method1(

@@ -10,7 +10,7 @@ use dpsgd::clipnorm::recommend::{AdviceData, AdviceRequest, NormsSource, PublicV
 use dpsgd::data::Dataset;
 use dpsgd::privacy::standardize::NOISY_WARNING;
 
-use crate::{dataset, err, matrix, to_py, value_error, vector};
+use crate::{check_array_memory, copies, dataset, err, matrix, to_py, value_error, vector};
 
 /// recommend_clip_norm(X=None, y=None, *, epsilon, delta=1e-5, per_sample_norms=None,
 ///                     loss="logistic", share=None, steps=None, batch_size=None, lo=None,
@@ -100,6 +100,7 @@ pub fn recommend_clip_norm<'py>(
                     "std_share, feature_bounds and public_scales need standardize=True",
                 ));
             }
+            check_array_memory(x, "X", copies::RECOMMEND_X)?;
             let data = AdviceData::Memory {
                 data: dataset(py, x, y)?,
                 name: "X".into(),
@@ -113,6 +114,7 @@ pub fn recommend_clip_norm<'py>(
                      per_sample_norms there is nothing to standardize",
                 ));
             }
+            check_array_memory(g, "per_sample_norms", copies::RECOMMEND_NORMS)?;
             let g = vector(py, g, "per_sample_norms")?;
             if g.is_empty() {
                 return Err(value_error(
