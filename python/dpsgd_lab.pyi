@@ -101,9 +101,12 @@ def generate(spec: Config, seed: int | None = None
     """(X, y) from a generator spec (dict or TOML path): the data `train` draws (replicate 0)."""
 
 def private_min_lipschitz(g: ArrayLike, epsilon: float, lo: float, hi: float, seed: int = 0,
-                          grid_size: int = 200, target_count: int = 1) -> dict[str, Any]:
+                          grid_size: int = 200, target_count: int = 1,
+                          reproducible: bool = False) -> dict[str, Any]:
     """RNMM (Section 5.2, Table 3): Report Noisy Max over log-spaced candidates on [lo, hi],
-    pure epsilon-DP. Returns {"value", "index", "epsilon"}."""
+    pure epsilon-DP. Returns {"value", "index", "epsilon"}. The noise comes from the operating
+    system's random source; reproducible=True draws it from the stream (seed, 0, mechanism):
+    research mode, NOT a private release (a warning says so)."""
 
 def recommend_clip_norm(x: ArrayLike | None = None, y: ArrayLike | None = None, *,
                         epsilon: float, delta: float = 1e-5,
@@ -119,7 +122,8 @@ def recommend_clip_norm(x: ArrayLike | None = None, y: ArrayLike | None = None, 
                         epochs: float | None = None,
                         check_epsilon: float | None = None,
                         feature_ranges: ArrayLike | None = None, ledger: str | None = None,
-                        learning_rate: float | None = None) -> dict[str, Any]:
+                        learning_rate: float | None = None,
+                        reproducible: bool = False) -> dict[str, Any]:
     """`dpsgd-lab clipnorm recommend` on arrays, same names and defaults, computed by the same
     library function. `feature_ranges` (shape (d, 2): documented min, max per feature) scales
     the features into [-1, 1] at no privacy cost (the result's "preprocess" is the transform to
@@ -151,7 +155,11 @@ def recommend_clip_norm(x: ArrayLike | None = None, y: ArrayLike | None = None, 
     its mean, scale, epsilon, delta, ...), range_check (None or its epsilon, noisy_outside,
     n), total_epsilon, total_delta, candidates_lo, candidates_hi, steps, batch_size, q,
     noise_multiplier, accountant, n, d (None with per_sample_norms), split, n_test. Notes (largest candidate selected, noisy
-    standardization) are also issued as warnings."""
+    standardization) are also issued as warnings.
+
+    The mechanisms' noise comes from the operating system's random source, so `seed` keys only
+    the split; reproducible=True (the CLI's --reproducible) is the research mode: the noise
+    follows `seed`, "reproducible" is true in the result, NOT a private release."""
 
 def lower_bound_instance(n: int, d: int, k: float, epsilon: float, delta: float,
                          nu: float = 1.0, seed: int = 0, codeword: int = 0,
@@ -162,11 +170,14 @@ def lower_bound_instance(n: int, d: int, k: float, epsilon: float, delta: float,
 
 def train(x: ArrayLike | None = None, y: ArrayLike | None = None, *, config: Config,
           seed: int | None = None, accountant: Accountant | None = None,
-          delta: float = 1e-5) -> dict[str, Any]:
+          delta: float = 1e-5, reproducible: bool = False) -> dict[str, Any]:
     """Algorithm 1 once, as `dpsgd-lab train --json`: f(w_priv), f(w_T), sigma_n, the clipped
     fraction, "privacy" (epsilon spent, nu_eff, phi of Eq. (1)) and the iterates w_priv,
     w_last, w_avg as float64 arrays. `seed` overrides the config's seed (which may then be
-    left out), as `--seed` does.
+    left out), as `--seed` does. On X, y or a CSV the batches and noise come from the operating
+    system's random source ("randomness": "os"); reproducible=True (or the config's
+    `reproducible = true`) is the research mode ("seeded"): the same seed gives the same run,
+    NOT a private release. Generated data (a simulation) are always seeded.
 
     Layout of w_priv (and w_last, w_avg), as the model is stored:
       logistic: shape (m, d + 1): row j is class j's weights, the last column its bias
@@ -191,10 +202,11 @@ def run_spec(path: str | PathLike[str], full: bool = False,
 
 
 def audit_run(*, config: Config, canaries: int = 1000, seed: int | None = None,
-              delta: float | None = None, confidence: float = 0.95,
-              force: bool = False) -> dict[str, Any]:
+              reproducible: bool = False, delta: float | None = None,
+              confidence: float = 0.95, force: bool = False) -> dict[str, Any]:
     """The one-run audit of a train config, as `dpsgd-lab audit-run --json`: m canaries added
     to the config's data, one training run, and epsilon lower bounds at 1 - beta = confidence
     by the (epsilon, delta) tail bound of Steinke et al. 2023 and the f-DP analysis of
     Mahloujifar et al. 2025, per threat model ("threats"), beside the claimed epsilon (RDP and
-    PLD)."""
+    PLD). On a CSV the run's batches and noise come from the operating system's random source;
+    reproducible=True (the CLI's --reproducible) replays the seed: NOT a private release."""

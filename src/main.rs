@@ -266,6 +266,25 @@ fn parse() -> Result<Cli, clap::Error> {
     Cli::from_arg_matches(&matches)
 }
 
+/// The commands whose outputs are seeded measurements (simulations, audits on generated data,
+/// the clip-norm study, the recipe measured over seeds), never private releases.
+fn measurement(c: &Command) -> Option<&'static str> {
+    Some(match c {
+        Command::Run(_) => "run",
+        Command::Verify(_) => "verify",
+        Command::Cliplaw(_) => "cliplaw",
+        Command::Worstcase(_) => "worstcase",
+        Command::Audit(_) => "audit",
+        Command::Clipnorm(a) if a.command.is_none() => "clipnorm (the study)",
+        Command::Clipnorm(a)
+            if matches!(a.command, Some(cli::clipnorm::ClipnormCommand::Pipeline(_))) =>
+        {
+            "clipnorm pipeline"
+        }
+        _ => return None,
+    })
+}
+
 fn main() {
     // Die quietly on a closed pipe (`dpsgd-lab ... | head`), like other Unix tools, instead of
     // panicking inside println!.
@@ -292,6 +311,13 @@ fn main() {
         Command::Worstcase(a) => cli::worstcase::run(a),
         Command::Merge(a) => cli::merge::run(a),
     };
+    if let (Ok(()), Some(what)) = (&result, measurement(&cli.command)) {
+        // Issue 56: seeded outputs say what they are (after the run, so an error stays one line).
+        eprintln!(
+            "note: `{what}` is a seeded measurement: the same seed gives the same numbers; {}",
+            dpsgd_lab::rng::NOT_PRIVATE
+        );
+    }
     if let Err(e) = result {
         // Exit codes: 0 done (every check passed), 1 a check failed, 2 bad input or a failed run.
         if let Some(failed) = e.downcast_ref::<cli::CheckFailed>() {

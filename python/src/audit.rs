@@ -9,30 +9,47 @@ use dpsgd::config::TrainConfig;
 use crate::config::ConfigSource;
 use crate::{err, to_py};
 
-/// audit_run(*, config, canaries=1000, seed=None, delta=None, confidence=0.95, force=False)
+/// audit_run(*, config, canaries=1000, seed=None, reproducible=False, delta=None,
+///           confidence=0.95, force=False)
 ///
 /// The one-run audit exactly as `dpsgd-lab audit-run --config FILE --json`: m Dirac gradient
 /// canaries (and, for the logistic loss, m input-space canaries) added to the config's data,
 /// each included with probability 1/2, one training run, and the epsilon lower bounds of
 /// Steinke, Nasr and Jagielski 2023 and of Mahloujifar, Melis and Chaudhuri 2025 for each threat
 /// model. config is a dict with the TOML's keys or a TOML path; `seed` defaults to the config's.
+/// On a CSV the run's batches and noise come from the operating system's random source, as
+/// `train`'s do; reproducible=True (the CLI's `--reproducible`, the config's
+/// `reproducible = true`) draws them from the seeded streams: NOT a private release (a warning
+/// says so).
 /// `force` runs even when the estimated work exceeds the limit (the CLI's `--force`). Returns the
 /// CLI's JSON object as a dict, every field of it (with subsampling the f-DP bound carries
 /// `noise_lb`, the smallest noise multiplier whose PLD curve is rejected, inf when none is, where
 /// the CLI's JSON writes "inf").
 #[pyfunction]
-#[pyo3(signature = (*, config, canaries = 1000, seed = None, delta = None, confidence = 0.95, force = false))]
+#[pyo3(signature = (*, config, canaries = 1000, seed = None, reproducible = false, delta = None,
+    confidence = 0.95, force = false))]
 pub fn audit_run<'py>(
     py: Python<'py>,
     config: &Bound<'py, PyAny>,
     canaries: usize,
     seed: Option<u64>,
+    reproducible: bool,
     delta: Option<f64>,
     confidence: f64,
     force: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let src = ConfigSource::new(config)?;
-    let train: TrainConfig = src.parse(None)?;
+    let mut train: TrainConfig = src.parse(None)?;
+    train.reproducible |= reproducible;
+    if reproducible {
+        py.import("warnings")?.call_method1(
+            "warn",
+            (format!(
+                "reproducible=True: the audited run's noise follows the seed: {}",
+                dpsgd::rng::NOT_PRIVATE
+            ),),
+        )?;
+    }
     let cfg = OneRunConfig {
         seed: seed.unwrap_or(train.seed),
         train,

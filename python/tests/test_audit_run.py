@@ -1,6 +1,7 @@
 """audit_run is `dpsgd-lab audit-run --json`: the same report, number for number and field for
 field, for the same config and seed, at q = 1 (the Gaussian-DP curve: `mu_lb`) and with
 subsampling (the PLD curves: `noise_lb`); and it is a pure function of (config, seed)."""
+import pytest
 import dpsgd_lab as dl
 
 CONFIG = "simulations/audit/one_run_q1.toml"
@@ -44,17 +45,20 @@ def test_audit_run_equals_the_cli_with_subsampling(cli, root, tmp_path):
     """q = 0.1: the digits config at epsilon 8 (m = 1000) and 2 (m = 200). The f-DP bound of
     every threat model carries noise_lb (the smallest z' whose PLD curve is rejected; "inf" in
     the CLI's JSON and float('inf') in Python when none is) and no mu_lb. Same keywords: confidence, delta and
-    force as the CLI's flags."""
+    force as the CLI's flags, and reproducible as --reproducible: on a CSV only the research
+    mode replays (the default draws the run's noise from the OS, so two runs differ)."""
     text = (root / SUBSAMPLED).read_text().replace(
         '"../../data/digits.csv"', f'"{root / "data" / "digits.csv"}"')
     for eps, m in ((8.0, 1000), (2.0, 200)):
         cfg = tmp_path / f"digits_eps{eps:g}.toml"
         cfg.write_text(text.replace("epsilon = 2.0", f"epsilon = {eps}"))
         code, out, err = cli("audit-run", "--config", cfg, "--canaries", m, "--seed", 2,
-                             "--confidence", 0.9, "--delta", 1e-6, "--force", "--json")
+                             "--confidence", 0.9, "--delta", 1e-6, "--force", "--reproducible",
+                             "--json")
         assert code == 0, err
-        got = dl.audit_run(config=str(cfg), canaries=m, seed=2, confidence=0.9, delta=1e-6,
-                           force=True)
+        with pytest.warns(UserWarning, match="not a private release"):
+            got = dl.audit_run(config=str(cfg), canaries=m, seed=2, confidence=0.9,
+                               delta=1e-6, force=True, reproducible=True)
         f = assert_same_report(out, got)
         assert out["fdp_exact"] is False and out["confidence"] == 0.9 and out["delta"] == 1e-6
         lbs = [v for k, v in f.items() if k.endswith(".fdp.noise_lb")]

@@ -86,7 +86,7 @@ def test_the_stubs_name_the_same_parameters(root):
     """python/dpsgd_lab.pyi's signatures list the module's parameters, in order."""
     text = (root / "python" / "dpsgd_lab.pyi").read_text()
     for name in ("epsilon", "calibrate", "nu_eff", "recommend_clip_norm", "train", "predict",
-                 "accuracy"):
+                 "accuracy", "audit_run", "private_min_lipschitz"):
         sigs = re.findall(rf"^def {name}\((.*?)\)\s*(?:->[^:]*)?:", text, re.S | re.M)
         assert sigs, name
         want = [p for p in inspect.signature(getattr(dl, name)).parameters]

@@ -156,7 +156,11 @@ def test_train_returns_iterates_as_arrays():
     assert r["privacy"]["epsilon_spent"] > 0
     # numpy scalars in the config are the numbers they hold.
     cfg2 = {**cfg, "dpsgd": {**cfg["dpsgd"], "steps": np.int64(20), "learning_rate": np.float64(0.1)}}
-    r2 = dl.train(X, y, config=cfg2)
+    # Arrays are a user's data: the run draws from the OS, so only the research mode replays.
+    assert r["randomness"] == "os"
+    r = dl.train(X, y, config=cfg, reproducible=True)
+    r2 = dl.train(X, y, config=cfg2, reproducible=True)
+    assert r["randomness"] == r2["randomness"] == "seeded"
     assert r2["f_w_priv"] == r["f_w_priv"]
 
 

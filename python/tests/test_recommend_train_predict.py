@@ -2,6 +2,7 @@
 standardization, same numbers); train takes seed= without a config seed and returns w shaped as
 the model; predict and accuracy agree with the model computed by hand in numpy."""
 import math
+import re
 import warnings
 
 import numpy as np
@@ -32,8 +33,9 @@ def test_recommend_on_arrays_equals_the_cli_on_the_csv(cli, cli_text, tmp_path, 
     path = tmp_path / "d.csv"
     write_csv(path, X, y)
     flags = cli_text("clipnorm", "recommend", "--help")
+    # Both in the research mode: by default each draws its noise from the OS and the two differ.
     args = ["clipnorm", "recommend", "--csv", path, "--label", "label", "--epsilon", 2,
-            "--seed", 4, "--json"]
+            "--seed", 4, "--reproducible", "--json"]
     # Raw features: the default range [G(0), 3 G at ||x||^2 = d] misses these shifted rows
     # (the range check refuses), so the raw case gives a public range that covers them.
     bounds = {} if standardize else {"lo": 1.0, "hi": 1e4}
@@ -49,10 +51,11 @@ def test_recommend_on_arrays_equals_the_cli_on_the_csv(cli, cli_text, tmp_path, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = dl.recommend_clip_norm(X, y, epsilon=2.0, seed=4, standardize=standardize,
-                                     **bounds)
+                                     reproducible=True, **bounds)
     assert (got["standardization"] is not None) == standardize
     for k, v in got.items():
-        if k in want and k not in ("ledger", "ledger_remaining"):
+        # The CLI records in a ledger (the fixture gives each call its own); Python keeps none.
+        if k in want and k not in ("ledger", "ledger_remaining", "ledger_notes"):
             assert v == want[k], k
 
 
@@ -101,18 +104,24 @@ def test_recommend_input_errors(xy):
 @pytest.mark.parametrize("extra", [["--no-standardize"]])
 def test_a_range_the_cli_refuses_raises_its_message(cli, keywords, root, extra):
     """breast_cancer at epsilon 2: raw features miss the standardized range, so the private
-    range check refuses; Python raises ValueError with the CLI's message, word for word."""
+    range check refuses; Python raises ValueError with the CLI's message, word for word. The
+    message carries the noisy count, so both run in the research mode (same seed, same count)."""
     path = root / "data" / "breast_cancer.csv"
     rc, _, err = cli("clipnorm", "recommend", "--csv", path, "--label", "target",
-                     "--epsilon", 2, *extra)
+                     "--epsilon", 2, "--reproducible", *extra)
     assert rc == 2 and err.startswith("error: the candidate range"), err
     table = np.loadtxt(path, delimiter=",", skiprows=1)
     header = path.read_text().splitlines()[0].split(",")
     j = header.index("target")
     X, y = np.delete(table, j, axis=1), table[:, j]
-    with pytest.raises(ValueError) as e:
-        dl.recommend_clip_norm(X, y, epsilon=2.0, standardize=not extra)
-    assert str(e.value) == keywords(err.removeprefix("error: "))
+    with pytest.raises(ValueError) as e, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dl.recommend_clip_norm(X, y, epsilon=2.0, standardize=not extra, reproducible=True)
+    # The CLI's refusal also names what its ledger has left; Python (no ledger) says the rest.
+    cli_msg, n = re.subn(r"; its ledger \S+ has epsilon [0-9.]+ left, so a retry on these rows "
+                         r"needs --epsilon <= that\)$", ")", err.strip().removeprefix("error: "))
+    assert n == 1, err
+    assert str(e.value) == keywords(cli_msg)
 
 
 def test_largest_candidate_warns():
@@ -126,8 +135,9 @@ def test_largest_candidate_warns():
             warnings.simplefilter("always")
             r = dl.recommend_clip_norm(per_sample_norms=norms, epsilon=2.0, lo=1, hi=2,
                                        grid_size=4, seed=seed, steps=10, batch_size=5,
-                                       check_epsilon=0)
+                                       check_epsilon=0, reproducible=True)
         assert r["at_range_end"] == any("largest candidate" in str(x.message) for x in w)
+        assert any("not a private release" in str(x.message) for x in w)
         hits.append(r["at_range_end"])
     # Binomial(200, 1/4): mean 50, sd 6.1; these bounds are 4.9 sd away.
     assert 20 < sum(hits) < 80
@@ -138,14 +148,21 @@ CONFIG = {"loss": {"family": "logistic"},
                     "noise": {"kind": "multiplier", "z": 0.8}, "output": "last_iterate"}}
 
 
+@pytest.mark.filterwarnings("ignore:reproducible")
 def test_seed_argument_makes_the_config_seed_optional(xy, tmp_path):
+    """seed= stands in for the config's seed. On arrays the seed replays the run only in the
+    research mode (reproducible=True or the config's key); by default the run draws from the
+    OS and two calls differ."""
     X, y = xy
-    a = dl.train(X, y, config=CONFIG, seed=5)
-    b = dl.train(X, y, config={"seed": 5, **CONFIG})
-    c = dl.train(X, y, config={"seed": 9, **CONFIG}, seed=5)
+    a = dl.train(X, y, config=CONFIG, seed=5, reproducible=True)
+    b = dl.train(X, y, config={"seed": 5, "reproducible": True, **CONFIG})
+    c = dl.train(X, y, config={"seed": 9, **CONFIG}, seed=5, reproducible=True)
+    assert a["randomness"] == b["randomness"] == c["randomness"] == "seeded"
     for r in (b, c):
         np.testing.assert_array_equal(a["w_priv"], r["w_priv"])
         assert a["f_w_priv"] == r["f_w_priv"]
+    d = dl.train(X, y, config=CONFIG, seed=5)
+    assert d["randomness"] == "os" and d["f_w_priv"] != a["f_w_priv"]
     # A TOML file without a seed, and with [data]: the same.
     path = tmp_path / "noseed.toml"
     path.write_text('[data]\nsource = "generated"\nn = 300\nd = 4\n'
@@ -229,20 +246,22 @@ def test_predict_tanh_net_and_huber():
 
 def test_feature_ranges_from_arrays_equal_the_cli_file(cli, root):
     """The recipe's public ranges given as an array equal the CLI's --feature-ranges file: the
-    same hash split, transform, tau, step size and budget, bit for bit."""
+    same hash split, transform, tau, step size and budget, bit for bit (tau is RNMM's draw, so
+    both in the research mode)."""
     path = root / "data" / "breast_cancer.csv"
     ranges_file = root / "data" / "breast_cancer.ranges.csv"
     rc, want, err = cli("clipnorm", "recommend", "--csv", path, "--label", "target",
                         "--epsilon", 2, "--feature-ranges", ranges_file, "--test-fraction", 0.2,
-                        "--epochs", 30, "--seed", 3, "--json")
+                        "--epochs", 30, "--seed", 3, "--reproducible", "--json")
     assert rc == 0, err
     table = np.loadtxt(path, delimiter=",", skiprows=1)
     header = path.read_text().splitlines()[0].split(",")
     j = header.index("target")
     X, y = np.delete(table, j, axis=1), table[:, j]
     ranges = np.loadtxt(ranges_file, delimiter=",", skiprows=1, usecols=(1, 2))
-    got = dl.recommend_clip_norm(X, y, epsilon=2.0, feature_ranges=ranges, test_fraction=0.2,
-                                 epochs=30, seed=3)
+    with pytest.warns(UserWarning, match="not a private release"):
+        got = dl.recommend_clip_norm(X, y, epsilon=2.0, feature_ranges=ranges,
+                                     test_fraction=0.2, epochs=30, seed=3, reproducible=True)
     for k in ("clip_norm", "learning_rate", "noise_multiplier", "steps", "batch_size", "n",
               "n_test", "stages", "split"):
         assert got[k] == want[k], k

@@ -131,7 +131,7 @@ impl AdvicePlan {
         )?;
         check_options(req)?;
         let (csv, label, all) = read_all(req)?;
-        let (csv_name, all_rows) = (csv.clone(), all.clone());
+        let data_id = crate::privacy::ledger::DataId::of(&csv, &all); // every row, pre-split
         let split = match req.test_fraction {
             Some(f) => Some(SplitSpec {
                 test_fraction: check_open("--test-fraction", f, 0.0, 1.0)?,
@@ -224,7 +224,7 @@ impl AdvicePlan {
             q,
             z,
             params,
-            data_id: crate::privacy::ledger::DataId::of(&csv_name, &all_rows),
+            data_id,
             stage_spends,
             calibration,
         })

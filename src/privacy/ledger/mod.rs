@@ -151,20 +151,16 @@ pub struct DataId {
 impl DataId {
     /// The id of `data` (all of its rows, as read, before any split or transform).
     pub fn of(name: &str, data: &Dataset) -> DataId {
-        let mut bytes = Vec::with_capacity(16 + 8 * (data.x.len() + data.y.len()));
-        bytes.extend_from_slice(&(data.n as u64).to_le_bytes());
-        bytes.extend_from_slice(&(data.d as u64).to_le_bytes());
+        // In place: no buffer of the rows' bytes (a data set may be most of the memory).
+        let mut h = crate::fingerprint::Fnv1a64::new();
+        h.write(&(data.n as u64).to_le_bytes());
+        h.write(&(data.d as u64).to_le_bytes());
         for v in data.x.iter().chain(&data.y) {
-            bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+            h.write(&v.to_bits().to_le_bytes());
         }
         DataId {
             name: name.to_string(),
-            fingerprint: format!(
-                "rows-fnv1a64:{}:n={}:d={}",
-                crate::fingerprint::fingerprint(&bytes),
-                data.n,
-                data.d
-            ),
+            fingerprint: format!("rows-fnv1a64:{:016x}:n={}:d={}", h.finish(), data.n, data.d),
         }
     }
 }
