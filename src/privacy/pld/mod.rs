@@ -527,6 +527,44 @@ mod tests {
             assert!(disc >= exact - 1e-13, "eps={e}: {disc} < {exact}");
         }
     }
+
+    /// The epsilon read off the composed PLD is certified against rounding: at it, each
+    /// direction's delta(eps) plus its worst-case floating-point error (`noise_at`, the
+    /// allowance `epsilon_bracket` adds with `rounding = 1`) is at most delta. Read with the
+    /// allowance subtracted (issue 56's planted bug), the bisection stops where delta(eps) is
+    /// within the allowance above delta, and the certified sum exceeds delta (seen failing:
+    /// 1.0000000072e-5 > 1e-5 at q = 0.01, z = 1, T = 1000). No tolerance: the inequality is
+    /// the claim.
+    #[test]
+    fn the_epsilon_read_covers_the_rounding_allowance() {
+        let acc = PldAccountant::default();
+        let mut checked = 0;
+        for &(q, z, steps, delta) in &[
+            (0.01, 1.0, 1000, 1e-5),
+            (0.1, 0.8, 300, 1e-6),
+            (0.05, 1.2, 2000, 1e-8),
+        ] {
+            let phases = [Phase { q, z, steps }];
+            let Ok(up) = acc.upper_at(&phases, delta, acc.discretization, false) else {
+                continue;
+            };
+            let budget = phases::budget(&phases, delta).unwrap();
+            let h0 = acc.discretization;
+            let (r, a, grid) = phases::compose_phases(&phases, h0, false, budget).unwrap();
+            let h = grid.discretization;
+            let e = up.epsilon;
+            let noise = r.noise_at(e, h).max(a.noise_at(e, h));
+            assert!(noise > 0.0, "q={q}: no rounding allowance to cover");
+            let certified =
+                (r.delta(e, h) + r.noise_at(e, h)).max(a.delta(e, h) + a.noise_at(e, h));
+            assert!(
+                certified <= delta,
+                "q={q} z={z} T={steps}: delta(eps) + rounding = {certified:e} > delta = {delta:e} at eps = {e}"
+            );
+            checked += 1;
+        }
+        assert!(checked >= 2, "only {checked} cases had a PLD epsilon");
+    }
 }
 #[cfg(test)]
 mod direction_tests;
