@@ -125,7 +125,7 @@ fn recipe(d: &PipelineData, eps: f64, seed: u64, raw: bool) -> Result<(f64, f64)
         lo: None,
         hi: None,
         grid_size: DEFAULT_GRID_SIZE,
-        accountant: "rdp".into(),
+        accountant: crate::privacy::AccountantKind::Rdp,
         // a measurement of the recipe over seeds, not a release: seeded, as every simulation
         seed,
         reproducible: true,

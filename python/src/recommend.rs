@@ -168,7 +168,7 @@ pub fn recommend_clip_norm<'py>(
         lo,
         hi,
         grid_size,
-        accountant: accountant.to_string(),
+        accountant: dpsgd::privacy::AccountantKind::parse(accountant).map_err(err)?,
         seed,
         reproducible,
         check_epsilon,

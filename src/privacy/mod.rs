@@ -6,6 +6,7 @@
 //! ([`gaussian`]), the epsilon of a run as it goes ([`running`]) and the (eps, delta)-DP -> zCDP conversion of Lemma L.2 ([`zcdp`]).
 //! Derivations and sources: paper_refs/privacy.md.
 
+pub mod bound_selection;
 pub mod calibrate;
 mod fft;
 pub mod gaussian;

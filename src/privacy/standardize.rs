@@ -15,8 +15,11 @@
 //!    chosen privately, one exponential mechanism per feature (McSherry & Talwar 2007) over a
 //!    PUBLIC data-independent log grid [`BOUND_GRID`], utility u(c) = -|#{i : |x_ij| <= c} - p n|
 //!    with p = [`BOUND_QUANTILE`] (the DP quantile of Smith 2011). Adding or removing a row
-//!    changes the count by at most 1 and p n by p, so the sensitivity is max(p, 1 - p) <= 1;
-//!    sampling P(c) ∝ exp(eps_j u(c) / 2) is eps_j-DP and eps_j-bounded-range, hence
+//!    changes the count by at most 1 and p n by p, so that term's sensitivity is max(p, 1 - p);
+//!    a public tie-break penalty [`BOUND_STEP_PENALTY`] n k, proportional to n, moves by
+//!    BOUND_STEP_PENALTY k, and the change of u over the m candidates spans at most
+//!    R = 1.88 <= 2p ([`bound_utility_range`], with the proof); sampling
+//!    P(c) ∝ exp(eps_j u(c) / (2p)) is eps_j-bounded-range ([`bound_em_scale`]), hence eps_j-DP and
 //!    eps_j^2 / 8-zCDP (Cesar & Rogers 2021, Lemma 3.2; Durfee & Rogers 2019).
 //! 2. Each row is clipped and rescaled per feature, y_ij = clamp(x_ij, -C_j, C_j) / C_j in
 //!    [-1, 1], and mapped to v_i = (y_i1..y_id, y_i1^2..y_id^2, 1) in R^(2d+1). Then
@@ -35,7 +38,6 @@
 //! setting, which is the case here: RNMM and DP-SGD run on data transformed by the released
 //! parameters).
 
-use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 
@@ -43,12 +45,11 @@ use crate::data::Dataset;
 use crate::data::preprocess::Preprocess;
 use crate::data::split::Standardizer;
 use crate::error::{Error, Result, check_open, check_positive};
+use crate::privacy::bound_selection::private_bound;
+pub use crate::privacy::bound_selection::{
+    BOUND_GRID, BOUND_QUANTILE, BOUND_STEP_PENALTY, bound_grid,
+};
 
-/// The public grid of candidate bounds C: 10^(-4 + k/4), k = 0..=40 (1e-4 to 1e6, four per
-/// decade). Data independent.
-pub const BOUND_GRID: (f64, f64, usize) = (1e-4, 1e6, 41);
-/// Quantile of |x_j| that the private bound aims at.
-pub const BOUND_QUANTILE: f64 = 0.95;
 /// Fraction of the standardization's rho spent on the d private bounds (the rest on the sums).
 pub const BOUND_RHO_FRACTION: f64 = 0.5;
 /// Public floor of the released scale, as a fraction of C_j (a constant or all-noise column is
@@ -116,12 +117,6 @@ pub const NOISY_WARNING: f64 = 0.1;
 /// Noise sd of a feature's released variance over that variance above which the feature's
 /// statistic counts as mostly noise (and falls back to its bound's scale).
 pub const NOISY_FEATURE: f64 = 0.5;
-/// Public, data-independent penalty of the bound selection's utility per grid step above the
-/// smallest, as a fraction of n: ties (a constant feature, every bound above the quantile)
-/// resolve toward the smallest adequate bound instead of uniformly over ten decades. It does
-/// not depend on the data, so the sensitivity stays max(p, 1 - p).
-pub const BOUND_STEP_PENALTY: f64 = 0.02;
-
 impl PrivateStandardization {
     /// Per feature, the noise sd of the released variance of y = x / C_j (sigma / n^) against
     /// that variance (s_y^2): above [`NOISY_FEATURE`] the feature's statistic is mostly noise.
@@ -205,41 +200,6 @@ pub fn row_statistic(row: &[f64], bounds: &[f64]) -> Vec<f64> {
     }
     v[2 * d] = 1.0;
     v
-}
-
-/// The public candidate bounds of [`BOUND_GRID`].
-pub fn bound_grid() -> Vec<f64> {
-    let (lo, hi, m) = BOUND_GRID;
-    let r = (hi / lo).ln();
-    (0..m)
-        .map(|k| lo * (r * k as f64 / (m - 1) as f64).exp())
-        .collect()
-}
-
-/// Exponential mechanism for the p-quantile of |x_j| over [`bound_grid`], eps_j-DP (module doc,
-/// step 1), sampled by the Gumbel-max trick (Report Noisy Max with Gumbel(2/eps) noise is exactly
-/// the exponential mechanism).
-fn private_bound<R: rand::Rng + ?Sized>(col: &[f64], eps_j: f64, rng: &mut R) -> f64 {
-    let grid = bound_grid();
-    let mut abs: Vec<f64> = col.iter().map(|x| x.abs()).collect();
-    abs.sort_by(f64::total_cmp);
-    let target = BOUND_QUANTILE * abs.len() as f64;
-    let scale = 2.0 / eps_j;
-    let step_penalty = BOUND_STEP_PENALTY * abs.len() as f64;
-    let mut best = (f64::NEG_INFINITY, grid[grid.len() - 1]);
-    for (k, &c) in grid.iter().enumerate() {
-        let u =
-            -((abs.partition_point(|&a| a <= c) as f64) - target).abs() - step_penalty * k as f64;
-        let mut un: f64 = 1.0 - rng.random::<f64>();
-        while un >= 1.0 {
-            un = 1.0 - rng.random::<f64>();
-        }
-        let noisy = u - scale * (-un.ln()).ln();
-        if noisy > best.0 {
-            best = (noisy, c);
-        }
-    }
-    best.1
 }
 
 /// The noisy sums S + N(0, sigma^2 I) of step 3 (exposed for the noise test).
@@ -371,6 +331,7 @@ pub fn private_standardize<R: rand::Rng + ?Sized>(
 mod tests {
     use super::*;
     use crate::rng::{Purpose, stream};
+    use rand::RngExt;
 
     /// (b) The statistic has the sensitivity the noise assumes: for every row (random, at the
     /// bounds, huge outliers, zero), the change of (sum, sum of squares, count) when the row is

@@ -27,6 +27,7 @@ mod lemmas;
 mod limits;
 mod losses;
 mod lower_bound;
+mod mechanism_noise;
 mod privacy;
 mod readme;
 mod recommend_budget;

@@ -310,7 +310,7 @@ fn recommend_on_memory_data_equals_the_csv() {
             lo,
             hi: lo.map(|_| 1e5),
             grid_size: 200,
-            accountant: "rdp".into(),
+            accountant: dpsgd_lab::privacy::AccountantKind::Rdp,
             seed: 3,
             // the same numbers from the CSV and from memory: the seeded research mode
             reproducible: true,
@@ -398,7 +398,7 @@ fn the_whole_recipe_is_private_on_neighbouring_csvs() {
         lo: None,
         hi: None,
         grid_size: 200,
-        accountant: "rdp".into(),
+        accountant: dpsgd_lab::privacy::AccountantKind::Rdp,
         seed,
         reproducible: false,
         check_epsilon: Some(0.05),

@@ -140,8 +140,8 @@ pub struct AdviceRequest {
     /// Number of log-spaced RNMM candidates on [lo, hi] (>= 2; the study uses
     /// [`DEFAULT_GRID_SIZE`]).
     pub grid_size: usize,
-    /// Accountant that calibrates DP-SGD's noise multiplier: "rdp" or "pld".
-    pub accountant: String,
+    /// Accountant that calibrates DP-SGD's noise multiplier (parsed once, at the boundary).
+    pub accountant: crate::privacy::AccountantKind,
     /// Base seed. By default it keys only public choices (the hash split's seed when
     /// `split_seed` follows it); the mechanisms' noise comes from the OS-keyed CSPRNG
     /// ([`crate::rng::ReleaseRng`]). With `reproducible`, the mechanisms' noise is the seeded

@@ -167,7 +167,7 @@ impl AdvicePlan {
         let (basic_epsilon, dpsgd_delta) =
             dpsgd_budget(req, (std_epsilon, std_delta), check_epsilon, rnmm_epsilon)?;
         let q = batch / n as f64;
-        let kind = crate::privacy::AccountantKind::parse(&req.accountant)?;
+        let kind = req.accountant;
         let stage_spends = super::budget::stage_spends(
             &command(req),
             (std_epsilon, std_delta),
