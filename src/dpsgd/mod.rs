@@ -3,6 +3,7 @@
 //!
 //! [`Stepper`] is the step function; [`DpSgd::run`] owns the loop and what gets recorded.
 
+mod end;
 pub mod noise;
 pub mod sampler;
 pub mod schedule;
@@ -19,6 +20,8 @@ use crate::linalg::norm2;
 use crate::loss::{ClipStats, Loss, PerSampleBound, RunTables, Scratch};
 use crate::rng::{Purpose, ReleaseRng, SimRng, stream};
 
+use end::clipped_fraction;
+pub use end::{RunEnd, Stopped};
 pub use noise::{AccountantKind, Calibrator, NoiseSpec, ResolvedNoise, theorem_3_4_sigma};
 pub use sampler::PoissonSampler;
 pub use schedule::StepSchedule;
@@ -458,61 +461,6 @@ impl DpSgd {
     }
 }
 
-/// How a run of [`DpSgd::run_with`] ended.
-#[derive(Debug, Clone)]
-pub enum RunEnd {
-    /// All T steps ran; the output rule was applied.
-    Completed(RunOutput),
-    /// The observer stopped the run.
-    Stopped(Stopped),
-}
-
-impl RunEnd {
-    /// The output of a completed run; an error for a stopped one.
-    pub fn into_output(self) -> Result<RunOutput> {
-        match self {
-            RunEnd::Completed(out) => Ok(out),
-            RunEnd::Stopped(s) => Err(Error::param(format!(
-                "the run was stopped by its observer at step {} of {}, so it has no output",
-                s.t, s.steps
-            ))),
-        }
-    }
-}
-
-/// A run its observer stopped before step `t` (the output rule is not applied).
-#[derive(Debug, Clone)]
-pub struct Stopped {
-    /// The step before which the run stopped: steps 0..t ran.
-    pub t: usize,
-    /// The configured number of steps T.
-    pub steps: usize,
-    /// w_t, the iterate the observer saw last.
-    pub w: Vec<f64>,
-    /// Fraction of the per-sample gradients sampled in steps 0..t that were clipped.
-    pub clipped_fraction: f64,
-}
-
-impl Stopped {
-    fn new(t: usize, steps: usize, w: Vec<f64>, stepper: &Stepper<'_>) -> Self {
-        Stopped {
-            t,
-            steps,
-            w,
-            clipped_fraction: clipped_fraction(stepper),
-        }
-    }
-}
-
-/// Fraction of the per-sample gradients sampled so far that were clipped (0 when none were).
-fn clipped_fraction(stepper: &Stepper<'_>) -> f64 {
-    if stepper.sampled == 0 {
-        0.0
-    } else {
-        stepper.clipped as f64 / stepper.sampled as f64
-    }
-}
-
 /// One DP-SGD step at a time on one data set with one loss, both borrowed for the stepper's
 /// lifetime, with every buffer allocated up front.
 pub struct Stepper<'a> {
@@ -530,6 +478,26 @@ pub struct Stepper<'a> {
     pub sampled: usize,
     /// Of those, clipped.
     pub clipped: usize,
+    /// sum of ||grad f_i(w_t)|| over the samples drawn so far ([`ClipStats::norm_sum`]).
+    pub norm_sum: f64,
+    /// Of that, the mass the per-sample bound removed: sum (||g_i|| - tau_t)_+ under clipping
+    /// ([`ClipStats::excess`]).
+    pub excess: f64,
+}
+
+/// Which part of Algorithm 1's step [`Stepper::step_part`] takes: the risk split of `verify`
+/// runs the same step on the same sampling and noise streams with one of the two mechanisms
+/// switched off (common random numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepPart {
+    /// Algorithm 1's step: clip at tau_t (Eq. (2)) and add zeta_t ~ N(0, sigma_n(tau_t)^2 I).
+    Full,
+    /// Bias only: clip at tau_t, no noise (sigma = 0; the noise stream is not drawn from).
+    BiasOnly,
+    /// Noise only: no clipping (tau = inf in Eq. (2), every factor 1), and the noise of the full
+    /// step, zeta_t ~ N(0, sigma_n(tau_t)^2 I) with sigma_n at the schedule's tau_t, from the same
+    /// noise stream.
+    NoiseOnly,
 }
 
 impl<'a> Stepper<'a> {
@@ -589,17 +557,38 @@ impl<'a> Stepper<'a> {
             scratch,
             sampled: 0,
             clipped: 0,
+            norm_sum: 0.0,
+            excess: 0.0,
         })
     }
 
     /// Algorithm 1, lines 3-5, for step t: w <- Pi_W(w - eta_t g_t) with
     /// g_t = (1/b) sum_{i in S_t} clip(grad f_i(w), tau_t) + zeta_t, zeta_t ~ N(0, sigma_n^2 I).
+    #[inline]
     pub fn step(&mut self, t: usize, w: &mut [f64]) -> ClipStats {
+        self.step_part(t, w, StepPart::Full)
+    }
+
+    /// [`Stepper::step`] with one mechanism switched off ([`StepPart`]): `BiasOnly` clips at
+    /// tau_t and adds no noise, `NoiseOnly` sums the unclipped gradients (clip at tau = inf, every
+    /// factor exactly 1) and adds sigma_n(tau_t) z_t with the full step's sigma_n and z_t.
+    /// Same sampling stream, and the same noise stream where noise is drawn; `Full` is `step`.
+    #[inline(always)]
+    pub fn step_part(&mut self, t: usize, w: &mut [f64], part: StepPart) -> ClipStats {
         let cfg = &self.alg.cfg;
         let tau = cfg.clip_norm.at(t);
         let eta = cfg.learning_rate.at(t);
-        let stats = self.sample_and_sum(w, PerSampleBound::Clip(tau));
-        let sigma = self.alg.noise.sigma_per_tau * tau;
+        let clip_at = if part == StepPart::NoiseOnly {
+            f64::INFINITY
+        } else {
+            tau
+        };
+        let stats = self.sample_and_sum(w, PerSampleBound::Clip(clip_at));
+        let sigma = if part == StepPart::BiasOnly {
+            0.0
+        } else {
+            self.alg.noise.sigma_per_tau * tau
+        };
         if sigma > 0.0 {
             self.noisy_update(w, eta, sigma);
         } else {
@@ -636,6 +625,8 @@ impl<'a> Stepper<'a> {
         };
         self.sampled += stats.count;
         self.clipped += stats.clipped;
+        self.norm_sum += stats.norm_sum;
+        self.excess += stats.excess;
         stats
     }
 

@@ -21,29 +21,45 @@ fn error_bar(r: &[f64]) -> (f64, (f64, f64)) {
     (m, ((m - se).max(m * 1e-3), m + se))
 }
 
-/// A series' points and 95% error bars, and its mean bound per phi where every replicate has one.
-type Measured = (Vec<(f64, f64)>, Vec<(f64, f64)>, Vec<(f64, f64)>);
+/// A series' points and 95% error bars, its mean bound per phi where every replicate has one,
+/// and its mean do-nothing risk (the risk at w0) per phi where every replicate has one.
+struct Measured {
+    pts: Vec<(f64, f64)>,
+    err: Vec<(f64, f64)>,
+    bnd: Vec<(f64, f64)>,
+    risk0: Vec<(f64, f64)>,
+}
 
-/// The cells of series `i` as points, error bars and bounds.
+/// The cells of series `i` as points, error bars, bounds and do-nothing risks.
 fn measured(i: usize, cells: &BTreeMap<usize, CellResult>) -> Measured {
-    let (mut pts, mut err, mut bnd) = (Vec::new(), Vec::new(), Vec::new());
+    let mut m = Measured {
+        pts: Vec::new(),
+        err: Vec::new(),
+        bnd: Vec::new(),
+        risk0: Vec::new(),
+    };
     for c in cells.values().filter(|c| c.series == i) {
-        let (m, e) = error_bar(&reps_of(c));
-        pts.push((c.phi, m));
-        err.push(e);
+        let (mean, e) = error_bar(&reps_of(c));
+        m.pts.push((c.phi, mean));
+        m.err.push(e);
         let b: Option<Vec<f64>> = c.replicates.iter().map(|r| r.bound).collect();
         if let Some(b) = b {
-            bnd.push((c.phi, fit::mean(&b)));
+            m.bnd.push((c.phi, fit::mean(&b)));
+        }
+        let r0: Option<Vec<f64>> = c.replicates.iter().map(|r| r.risk0).collect();
+        if let Some(r0) = r0.filter(|v| !v.is_empty()) {
+            m.risk0.push((c.phi, fit::mean(&r0)));
         }
     }
-    (pts, err, bnd)
+    m
 }
 
 /// The layers of one (non-control) series: its markers with the legend entry, the fit over the
-/// smallest decade (solid) and the bound (dotted). A lower bound without its constant is drawn
-/// as its shape c G phi^(1-1/k) (Eq. 130) at the largest c under every mean.
+/// smallest decade (solid) and the bound (dotted). A lower-bound series instead draws its
+/// do-nothing risk (dashed, the mean risk at w0: on Q_v it falls like p^(1-1/k) by
+/// construction, the baseline its slope must beat) and no fitted curve; its bound is drawn only
+/// at a stated constant (`constants.c_lower`), never at one fitted under the data.
 fn series_layers(x: &SeriesSummary, m: Measured, color: usize, lower: bool) -> Vec<Series> {
-    let (pts, err, bnd) = m;
     let line = |points, style| Series {
         label: None,
         points,
@@ -58,41 +74,28 @@ fn series_layers(x: &SeriesSummary, m: Measured, color: usize, lower: bool) -> V
             fmt_fit(&x.decade),
             x.predicted
         )),
-        points: pts.clone(),
-        errors: err,
+        points: m.pts,
+        errors: m.err,
         style: Style::Points,
         color,
     }];
-    if let Some(f) = &x.decade {
-        let (a, b) = f.phi_range;
-        let at = |p: f64| (p, (f.intercept + f.slope * p.ln()).exp());
-        out.push(line(vec![at(a), at(b)], Style::Line));
+    match (&x.decade, lower) {
+        (_, true) => {
+            if !m.risk0.is_empty() {
+                out.push(line(m.risk0, Style::Dashed));
+            }
+        }
+        (Some(f), false) => {
+            let (a, b) = f.phi_range;
+            let at = |p: f64| (p, (f.intercept + f.slope * p.ln()).exp());
+            out.push(line(vec![at(a), at(b)], Style::Line));
+        }
+        (None, false) => {}
     }
-    if !bnd.is_empty() {
-        out.push(line(bnd, Style::Dotted));
-    } else if lower {
-        out.push(line(lower_shape(&pts, x.predicted), Style::Dotted));
+    if !m.bnd.is_empty() {
+        out.push(line(m.bnd, Style::Dotted));
     }
     out
-}
-
-/// Thm 6.6 / L.1, Thm I.3 (Eq. 130): OR >= c G phi^(1-1/k) with c unstated (an Omega(.)
-/// constant). Without c, the curve c G phi^(1 - 1/k) at the largest c G that keeps it at or
-/// under every mean in `pts`, over their phi range: the bound's shape, not a test of it.
-pub(crate) fn lower_shape(pts: &[(f64, f64)], exponent: f64) -> Vec<(f64, f64)> {
-    let cg = pts
-        .iter()
-        .filter(|p| p.0 > 0.0 && p.1 > 0.0)
-        .map(|&(phi, m)| m / phi.powf(exponent))
-        .fold(f64::INFINITY, f64::min);
-    if !cg.is_finite() {
-        return Vec::new();
-    }
-    let mut phis: Vec<f64> = pts.iter().map(|p| p.0).filter(|p| *p > 0.0).collect();
-    phis.sort_by(f64::total_cmp);
-    phis.iter()
-        .map(|&phi| (phi, cg * phi.powf(exponent)))
-        .collect()
 }
 
 /// One gray slope guide per distinct predicted slope of the non-control series, placed by
@@ -100,7 +103,7 @@ pub(crate) fn lower_shape(pts: &[(f64, f64)], exponent: f64) -> Vec<(f64, f64)> 
 fn slope_guides(s: &SpecSummary, cells: &BTreeMap<usize, CellResult>) -> Vec<Guide> {
     let mut out: Vec<Guide> = Vec::new();
     for (i, x) in s.series.iter().enumerate().filter(|(_, x)| !x.is_control) {
-        let (pts, _, _) = measured(i, cells);
+        let pts = measured(i, cells).pts;
         let label = format!("slope {:.2}", x.predicted);
         match out.iter_mut().find(|g| g.label == label) {
             Some(g) => g.near.extend(pts),
@@ -133,8 +136,15 @@ fn style_keys(spec: &Spec, any_control: bool, any_bound: bool) -> Vec<Series> {
             Style::Hollow,
         ));
     }
-    out.push(key("fit over the smallest decade (solid)", Style::Line));
     let lower = spec.raw.theorem.is_lower_bound();
+    if lower {
+        out.push(key(
+            "do-nothing risk: mean risk at w0 (dashed, same color); no fitted curve",
+            Style::Dashed,
+        ));
+    } else {
+        out.push(key("fit over the smallest decade (solid)", Style::Line));
+    }
     if !lower {
         out.push(key(
             "predicted slope (gray dashed, drawn beside the data; not a bound)",
@@ -144,16 +154,10 @@ fn style_keys(spec: &Spec, any_control: bool, any_bound: bool) -> Vec<Series> {
     if any_bound {
         out.push(key(
             if lower {
-                "lower bound (dotted)"
+                "lower bound at the spec's stated constant c_lower (dotted)"
             } else {
                 "explicit bound (dotted)"
             },
-            Style::Dotted,
-        ));
-    } else if lower {
-        out.push(key(
-            "lower bound's shape c G phi^(1-1/k) (dotted): c is unstated, drawn at the largest \
-             c under the means",
             Style::Dotted,
         ));
     }
@@ -162,8 +166,9 @@ fn style_keys(spec: &Spec, any_control: bool, any_bound: bool) -> Vec<Series> {
 
 /// The figure: risk against phi per series with 95% error bars (mean +- 1.96 se over the
 /// replicates), the smallest decade shaded (the verdicts' range) with its fitted line (solid),
-/// a gray dashed guide of each predicted slope beside the data (upper bounds), the bound or a
-/// lower bound's shape (dotted), and each series' bounded-data control as open markers of the
+/// a gray dashed guide of each predicted slope beside the data (upper bounds), the bound
+/// (dotted; a lower bound only at a stated constant), a lower-bound series' do-nothing risk
+/// (dashed, in place of a fitted line), and each series' bounded-data control as open markers of the
 /// same color. Legends give the smallest-decade slope with its interval and the predicted
 /// exponent.
 pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>) -> Figure {
@@ -172,21 +177,21 @@ pub fn figure(spec: &Spec, s: &SpecSummary, cells: &BTreeMap<usize, CellResult>)
     let mut any_control = false;
     for (i, x) in s.series.iter().enumerate() {
         let color = spec.series[i].stream_series(i);
-        let (pts, err, bnd) = measured(i, cells);
-        any_bound |= !x.is_control && !bnd.is_empty();
+        let m = measured(i, cells);
+        any_bound |= !x.is_control && !m.bnd.is_empty();
         if x.is_control {
             any_control = true;
             // Drawn 4% to the right of its series' markers, which it would hide.
             series.push(Series {
                 label: None,
-                points: pts.iter().map(|&(p, m)| (p * CONTROL_DODGE, m)).collect(),
-                errors: err,
+                points: m.pts.iter().map(|&(p, v)| (p * CONTROL_DODGE, v)).collect(),
+                errors: m.err,
                 style: Style::Hollow,
                 color,
             });
         } else {
             let lower = spec.raw.theorem.is_lower_bound();
-            series.extend(series_layers(x, (pts, err, bnd), color, lower));
+            series.extend(series_layers(x, m, color, lower));
         }
     }
     series.extend(style_keys(spec, any_control, any_bound));

@@ -10,6 +10,7 @@ pub mod clip_sweep;
 pub mod cliplaw;
 pub mod figure;
 pub mod fit;
+mod measure;
 mod notes;
 pub mod probability;
 pub mod replicate;

@@ -2,10 +2,7 @@
 //! exact reference, the start w0, the theorem's schedule (with the spec's clip rule), DP-SGD, and
 //! the risk at pre-drawn iterates. The run loop that schedules replicates is in `runner.rs`.
 
-use std::ops::ControlFlow;
-
-use rand::RngExt;
-
+use super::measure::{RUN_TAG, measure_runs, risk_at};
 use super::results::ReplicateResult;
 use super::solver::{self, Reference};
 use super::spec::{ClipRule, FreeConstant, HeavyShift, Spec, StartSpec, Vary};
@@ -15,7 +12,7 @@ use crate::data::Dataset;
 use crate::dpsgd::{DpSgd, Init, Projection};
 use crate::error::{Error, Result};
 use crate::linalg::norm2;
-use crate::loss::{Loss, LossSpec, mean_grad, mean_value, per_sample_lipschitz};
+use crate::loss::{Loss, LossSpec, mean_value, per_sample_lipschitz};
 use crate::rng::{Purpose, derive_seed, stream};
 use crate::stats::quantile;
 use crate::theory::bounds;
@@ -24,12 +21,6 @@ use crate::theory::{ClipNorm, RunSchedule, TheoremId, TheoryParams, prescribe_wi
 
 /// Stream tag of a series' data set (`Purpose::Other`); part of the results' random streams.
 const DATA_TAG: u64 = 0xda7a;
-/// Stream tag of a replicate's DP-SGD runs (`Purpose::Other`).
-const RUN_TAG: u64 = 0x2a11;
-/// Stream tag of the draw of the K evaluated iterates (`Purpose::Other`).
-const ITER_TAG: u64 = 0x17e2;
-/// Stream tag of the draw in each stratum of the time-averaged risk (`Purpose::Other`).
-const AVG_TAG: u64 = 0x7a3e;
 
 /// (n, epsilon, phi) of grid point `pi`.
 #[derive(Debug, Clone, Copy)]
@@ -172,18 +163,7 @@ fn check_start(loss: &dyn Loss, data: &Dataset, w_star: &[f64], w0: &[f64], d0: 
     Ok(())
 }
 
-/// The K steps at which replicate `r`'s run is observed: one uniform draw in each stratum
-/// [j T / K, (j + 1) T / K) of 0..T (stratified sampling of the random output index t_hat of
-/// Algorithm 1), from fractions drawn once per (series, replicate, run), so every phi of a
-/// series observes its runs at the same fractions of T (common random numbers).
-pub fn stratified_steps(fractions: &[f64], steps: usize) -> Vec<usize> {
-    let k = fractions.len() as f64;
-    fractions
-        .iter()
-        .enumerate()
-        .map(|(j, u)| (((j as f64 + u) / k * steps as f64) as usize).min(steps - 1))
-        .collect()
-}
+pub use super::measure::stratified_steps;
 
 /// One replicate: data, exact reference, w0 at distance dist0, schedule, DP-SGD, risk at K
 /// stratified iterates. Returns the replicate and T.
@@ -205,7 +185,7 @@ pub fn run_replicate(
         spec.series[s].stream_series(s) as u64,
         Purpose::Other(RUN_TAG),
     );
-    run_on_data(spec, c, point, &data, seed, r)
+    run_measured(spec, (c, r), point, &data, seed, spec.measures_split())
 }
 
 /// Cell `c`'s replicate on the data set `data`, with the run streams of (`seed`, replicate `r`)
@@ -223,6 +203,18 @@ pub fn run_on_data(
     data: &Dataset,
     seed: u64,
     r: usize,
+) -> Result<(ReplicateResult, u64)> {
+    run_measured(spec, (c, r), point, data, seed, false)
+}
+
+/// [`run_on_data`], with the risk split ([`measure_runs`]) where `split`.
+fn run_measured(
+    spec: &Spec,
+    (c, r): (usize, usize),
+    point: &SweepPoint,
+    data: &Dataset,
+    seed: u64,
+    split: bool,
 ) -> Result<(ReplicateResult, u64)> {
     let (s, _) = spec.cell(c);
     let raw = &spec.raw;
@@ -273,9 +265,8 @@ pub fn run_on_data(
     let m = measure_runs(
         spec,
         &alg,
-        &problem,
-        data,
-        (seed, r, time_average),
+        (problem.loss.as_ref(), problem.reference.f_star, data),
+        (seed, r, time_average, split),
         &mut gbuf,
     )?;
     Ok((
@@ -284,6 +275,9 @@ pub fn run_on_data(
             risk0: Some(risk0),
             clipped: Some(m.clipped),
             risk_avg: m.risk_avg,
+            clipped_mass: Some(m.clipped_mass),
+            risk_bias: m.split.map(|x| x.0),
+            risk_noise: m.split.map(|x| x.1),
             noise_multiplier,
             lambda_s,
             bound,
@@ -511,144 +505,6 @@ fn dpsgd_config(
         None => None,
     };
     Ok((cfg, noise_multiplier))
-}
-
-/// A replicate's measurements over its runs (means over the `runs_per_data` runs).
-struct Measured {
-    /// The risk at K stratified iterates.
-    risk: f64,
-    /// The clipped fraction over the steps up to the last of the K iterates.
-    clipped: f64,
-    /// The time-averaged risk on dyadic strata (only where `time_average` was asked).
-    risk_avg: Option<f64>,
-}
-
-/// The replicate's risk and clipped fraction: the mean over its `runs_per_data` runs of the risk
-/// at K stratified iterates (pre-drawn from the run's own stream) and of the clipped fraction;
-/// with `time_average`, also each run's time-averaged risk on the dyadic strata of
-/// [`super::time_average`], observed in the same run (their steps drawn from a stream of their
-/// own, so the K iterates, the risk and the clipped fraction are those of a run without them).
-fn measure_runs(
-    spec: &Spec,
-    alg: &DpSgd,
-    problem: &Problem,
-    data: &Dataset,
-    (seed, r, time_average): (u64, usize, bool),
-    gbuf: &mut [f64],
-) -> Result<Measured> {
-    let runs = spec.raw.runs_per_data;
-    let grad_risk = gradient_risk(spec.raw.theorem);
-    let loss = problem.loss.as_ref();
-    let f_star = problem.reference.f_star;
-    let steps = alg.config().steps;
-    let (mut total, mut clipped, mut total_avg) = (0.0, 0.0, 0.0);
-    for run_idx in 0..runs {
-        // Run 0 keeps the single-run streams (replicate index r); further runs on the same data
-        // set take their own streams.
-        let rs = if run_idx == 0 {
-            seed
-        } else {
-            derive_seed(seed, run_idx as u64, Purpose::Other(RUN_TAG))
-        };
-        let mut pick = stream(rs, r as u64, Purpose::Other(ITER_TAG));
-        let fractions: Vec<f64> = (0..spec.iterates).map(|_| pick.random::<f64>()).collect();
-        let at = stratified_steps(&fractions, steps);
-        let strata = if time_average {
-            let mut u = stream(rs, r as u64, Purpose::Other(AVG_TAG));
-            super::time_average::dyadic_strata(steps, || u.random::<f64>())
-        } else {
-            Vec::new()
-        };
-        let (mut acc, mut acc_avg) = (0.0, 0.0);
-        clipped += observe_both(
-            alg,
-            (loss, data),
-            (rs, r as u64),
-            (&at, &strata),
-            |w, kind| {
-                let v = risk_at(loss, data, w, f_star, grad_risk, gbuf);
-                match kind {
-                    None => acc += v,
-                    Some(weight) => acc_avg += weight * v,
-                }
-            },
-        )?;
-        total += acc / spec.iterates as f64;
-        total_avg += acc_avg;
-    }
-    let n = runs as f64;
-    Ok(Measured {
-        risk: total / n,
-        clipped: clipped / n,
-        risk_avg: time_average.then_some(total_avg / n),
-    })
-}
-
-/// One run observed at the K stratified steps `at` (`observe(w, None)`, in their order) and at
-/// the weighted `strata` (`observe(w, Some(weight))`), stopped after the last step of either;
-/// returns the clipped fraction over the steps before the last of `at` (as a run observed at
-/// `at` alone).
-fn observe_both(
-    alg: &DpSgd,
-    (loss, data): (&dyn Loss, &Dataset),
-    (seed, replicate): (u64, u64),
-    (at, strata): (&[usize], &[(usize, f64)]),
-    mut observe: impl FnMut(&[f64], Option<f64>),
-) -> Result<f64> {
-    let last = at.last().copied().unwrap_or(0);
-    let fraction = |st: &crate::dpsgd::Stepper<'_>| {
-        if st.sampled == 0 {
-            0.0
-        } else {
-            st.clipped as f64 / st.sampled as f64
-        }
-    };
-    let mut clipped = 0.0;
-    let (mut i, mut j) = (0, 0);
-    alg.run_stepped(
-        loss,
-        data,
-        seed,
-        replicate,
-        |st, t, w| {
-            st.step(t, w);
-            if t + 1 == last {
-                clipped = fraction(st);
-            }
-        },
-        |t, w| {
-            while i < at.len() && at[i] == t {
-                observe(w, None);
-                i += 1;
-            }
-            while j < strata.len() && strata[j].0 == t {
-                observe(w, Some(strata[j].1));
-                j += 1;
-            }
-            if i == at.len() && j == strata.len() {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        },
-    )?;
-    Ok(clipped)
-}
-
-fn risk_at(
-    loss: &dyn Loss,
-    data: &Dataset,
-    w: &[f64],
-    f_star: f64,
-    grad_risk: bool,
-    g: &mut [f64],
-) -> f64 {
-    if grad_risk {
-        mean_grad(loss, w, data, g);
-        crate::linalg::dot(g, g)
-    } else {
-        mean_value(loss, w, data) - f_star
-    }
 }
 
 /// Assumption 6.4's D for the weighted sharp loss: with a_bar = mean a_i and

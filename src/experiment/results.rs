@@ -85,6 +85,20 @@ pub struct ReplicateResult {
     /// the runs on this data set; only in the cell a probability statement reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub risk_avg: Option<f64>,
+    /// The clipped gradient mass over the steps run: sum over the sampled per-sample gradients
+    /// of (||g_i|| - tau_t)_+ over sum of ||g_i|| (Eq. (2)'s removed mass; mean over the runs on
+    /// this data set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clipped_mass: Option<f64>,
+    /// The risk split's bias-only risk: the same run (same sampling stream, same clip norms
+    /// tau_t, same K iterates) with sigma = 0, at the K iterates (mean over the runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk_bias: Option<f64>,
+    /// The risk split's noise-only risk: the same run without clipping (tau = inf in Eq. (2))
+    /// at the same noise sigma_n(tau_t) from the same noise stream, at the K iterates (mean over
+    /// the runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk_noise: Option<f64>,
 }
 
 /// A finished cell: one line of the results file.
@@ -121,8 +135,12 @@ impl Record for CellResult {
 
 /// The header of `spec`'s results.
 pub fn header(spec: &Spec) -> Header {
+    // A spec whose replicates measure the risk split (issue 57) has cells the earlier runs did
+    // not write: its fingerprint says so, so their results start over instead of being reused
+    // without the split.
+    let split = if spec.measures_split() { "|split" } else { "" };
     let text = format!(
-        "{}|{:?}",
+        "{}|{:?}{split}",
         serde_json::to_string(&spec.raw).unwrap_or_default(),
         spec.scale
     );

@@ -65,6 +65,16 @@ impl Series {
     }
 }
 
+/// Whether the heavy part of a series' data moves with phi ([`Spec::tail_motion`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TailMotion {
+    /// The tail's mass and place scale with phi (Appendix L's p proportional to phi).
+    WithPhi,
+    /// The same law at every phi.
+    Fixed,
+}
+
 /// Which scale to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -181,6 +191,26 @@ impl Spec {
         first
             .and_then(|x| x.label.clone())
             .unwrap_or_else(|| format!("k = {}", fmt_k(first.map_or(f64::NAN, |x| x.k))))
+    }
+
+    /// Whether the heavy part of series `s`'s data moves with phi, derived from the data source
+    /// (not declared, so a spec cannot claim it): on Q_v of Appendix L (`appendix_l`) a fraction
+    /// p = 2 sqrt(d log(1/delta)) / (n epsilon) = 2 phi / sqrt(nu) of the samples carries the
+    /// tail, x = p^(-1/k) v (Eq. (96)), so sweeping phi by n moves it with phi as the lower bound's
+    /// construction does; at fixed n (phi moved by epsilon) p is the spec's constant. A generator's
+    /// radial law and a CSV file are fixed: their tail does not change with phi.
+    pub fn tail_motion(&self, s: usize) -> TailMotion {
+        match (&self.raw.data, self.raw.sweep.vary) {
+            _ if self.series[s].control_of.is_some() => TailMotion::Fixed,
+            (DataSpec::AppendixL(_), Vary::N) => TailMotion::WithPhi,
+            _ => TailMotion::Fixed,
+        }
+    }
+
+    /// Whether the replicates measure the risk split (the bias-only and noise-only twins of
+    /// every run, `measure.rs`): every spec but a clip-norm sweep (`cliplaw` reads none of it).
+    pub fn measures_split(&self) -> bool {
+        self.raw.clip_sweep.is_none()
     }
 
     /// The control of series `s`, if it has one.

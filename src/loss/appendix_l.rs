@@ -123,7 +123,7 @@ fn appendix_l_sum<const D: usize>(
             };
             let norm = (nx2 - 2.0 * s * xu + s * s).max(0.0).sqrt();
             let c = clip_factor(norm, tau);
-            stats.record(c);
+            stats.record(norm, c);
             axpy(-c, x, out);
             total += c * s;
         }

@@ -8,13 +8,23 @@ pub struct ClipStats {
     pub clipped: usize,
     /// Samples processed.
     pub count: usize,
+    /// sum over the samples of ||g_i|| (the gradient mass before bounding).
+    pub norm_sum: f64,
+    /// sum over the samples of ||g_i|| - ||c_i g_i|| = (1 - c_i) ||g_i||: under clipping at
+    /// tau, (||g_i|| - tau)_+, the gradient mass that clipping removed (Eq. (2)).
+    pub excess: f64,
 }
 
 impl ClipStats {
     /// No sample yet, out of a batch of `count`.
     #[inline]
     pub fn new(count: usize) -> Self {
-        ClipStats { clipped: 0, count }
+        ClipStats {
+            clipped: 0,
+            count,
+            norm_sum: 0.0,
+            excess: 0.0,
+        }
     }
 
     /// Whether the factor c of one sample bounded it: c < 1. This is the one definition of
@@ -25,16 +35,20 @@ impl ClipStats {
         c < 1.0
     }
 
-    /// Counts one sample with factor c.
+    /// Counts one sample of gradient norm `norm` with factor c: a clip where c < 1, and its
+    /// mass, ||g|| into [`ClipStats::norm_sum`] and (1 - c) ||g|| into [`ClipStats::excess`].
     #[inline]
-    pub fn record(&mut self, c: f64) {
-        self.record_binding(Self::binds(c));
+    pub fn record(&mut self, norm: f64, c: f64) {
+        self.record_binding(norm, c * norm, Self::binds(c));
     }
 
-    /// Counts one sample whose factor was already classified by [`ClipStats::binds`].
+    /// Counts one sample of gradient norm `norm` whose bounded norm `bounded` = c ||g|| and
+    /// whose factor were already computed and classified by [`ClipStats::binds`].
     #[inline]
-    pub fn record_binding(&mut self, clipped: bool) {
+    pub fn record_binding(&mut self, norm: f64, bounded: f64, clipped: bool) {
         self.clipped += usize::from(clipped);
+        self.norm_sum += norm;
+        self.excess += norm - bounded;
     }
 
     /// The counts of two parts of one batch.
@@ -43,6 +57,8 @@ impl ClipStats {
         ClipStats {
             clipped: self.clipped + other.clipped,
             count: self.count + other.count,
+            norm_sum: self.norm_sum + other.norm_sum,
+            excess: self.excess + other.excess,
         }
     }
 }

@@ -121,8 +121,9 @@ fn sum_d<const D: usize>(
         for &i in batch {
             let x = dim_view::<D>(data.row(i));
             let s = dphi(dot(w, x), data.y[i]);
-            let c = clip_factor(s.abs() * nx(i, x), tau);
-            stats.record(c);
+            let norm = s.abs() * nx(i, x);
+            let c = clip_factor(norm, tau);
+            stats.record(norm, c);
             axpy(c * s, x, out);
         }
         stats

@@ -270,8 +270,9 @@ pub fn materialized_bounded_sum(
     let mut stats = ClipStats::new(batch.len());
     for &i in batch {
         loss.grad(w, data.row(i), data.y[i], g);
-        let c = bound.factor(norm2(g));
-        stats.record(c);
+        let gn = norm2(g);
+        let c = bound.factor(gn);
+        stats.record(gn, c);
         axpy(c, g, out);
     }
     stats

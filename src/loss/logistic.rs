@@ -116,7 +116,7 @@ impl SoftmaxLoss {
             softmax_residual_in_place(er, data.y[i] as usize);
             let norm = (dot(er, er) * xsq[r]).sqrt();
             let c = bound.factor(norm);
-            stats.record(c);
+            stats.record(norm, c);
             if c != 1.0 {
                 er.iter_mut().for_each(|v| *v *= c);
             }

@@ -108,7 +108,8 @@ fn sharp_sum<const D: usize>(
                 continue;
             }
             let (ca, clipped) = scaled(i);
-            stats.record_binding(clipped);
+            // ||grad f_i|| = a_i where w != w_i*
+            stats.record_binding(data.y[i], ca, clipped);
             // accumulate -(c a / r) w*_i; the w part is summed as a scalar
             let s = ca / r;
             axpy(-s, c_i, out);

@@ -101,8 +101,9 @@ fn clip_row(z: &mut [f64], m: usize, y: usize, xx: f64, tau: f64, stats: &mut Cl
     softmax_residual_in_place(zm, y);
     let ee = dot(zm, zm);
     // Eq. (8): ||grad f_i|| = ||e_i|| ||x~_i||, ||x~_i||^2 = ||x_i||^2 + 1.
-    let c = clip_factor((ee * (xx + 1.0)).sqrt(), tau);
-    stats.record(c);
+    let norm = (ee * (xx + 1.0)).sqrt();
+    let c = clip_factor(norm, tau);
+    stats.record(norm, c);
     zm.iter_mut().for_each(|v| *v *= c);
     z[m..].fill(0.0);
     c

@@ -218,8 +218,8 @@ fn factors<const R: usize>(
         PerSampleBound::Clip(tau) => std::array::from_fn(|r| clip_factor(norm[r], tau)),
         _ => std::array::from_fn(|r| bound.factor(norm[r])),
     };
-    for cr in c {
-        stats.record(cr);
+    for (cr, nr) in c.iter().zip(norm) {
+        stats.record(*nr, *cr);
     }
     c
 }

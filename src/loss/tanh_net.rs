@@ -165,8 +165,9 @@ impl Loss for TanhNet {
             let xrow = &xb[r * dd..(r + 1) * dd];
             let erow = &mut e[r * m..(r + 1) * m];
             let norm2 = dot(erow, erow) * dot(arow, arow) + dot(drow, drow) * dot(xrow, xrow);
-            let c = bound.factor(norm2.sqrt());
-            stats.record(c);
+            let norm = norm2.sqrt();
+            let c = bound.factor(norm);
+            stats.record(norm, c);
             if c != 1.0 {
                 erow.iter_mut().for_each(|v| *v *= c);
                 drow.iter_mut().for_each(|v| *v *= c);

@@ -34,6 +34,7 @@ mod recommend_budget;
 mod recommend_small;
 mod release_noise;
 mod results_file;
+mod risk_split;
 mod schedule;
 mod simulations;
 mod step_clip;

@@ -126,16 +126,17 @@ impl Loss for CanaryLoss {
         for &i in batch {
             let x = data.row(i);
             match self.slot(x) {
-                Some(k) if !self.present[k] => stats.record(bound.factor(0.0)),
+                Some(k) if !self.present[k] => stats.record(0.0, bound.factor(0.0)),
                 Some(k) if k < self.m_white => {
                     let c = bound.factor(self.norm);
-                    stats.record(c);
+                    stats.record(self.norm, c);
                     fresh[k] += c * self.norm;
                 }
                 _ => {
                     self.inner.grad(&w[..self.p], &x[..self.d], data.y[i], g);
-                    let c = bound.factor(norm2(g));
-                    stats.record(c);
+                    let gn = norm2(g);
+                    let c = bound.factor(gn);
+                    stats.record(gn, c);
                     axpy(c, g, head);
                 }
             }

@@ -25,6 +25,8 @@ pub(super) struct DecadeFits {
     pub(super) decade: Option<Fit>,
     /// The do-nothing risk's fit.
     pub(super) do_nothing: Option<Fit>,
+    /// slope(series) - slope(do-nothing risk), paired.
+    pub(super) do_nothing_diff: Option<Difference>,
     /// The control's fit and the difference, when the series has a control.
     pub(super) control: Option<ControlComparison>,
 }
@@ -63,6 +65,7 @@ pub(super) fn decade_fits(
     DecadeFits {
         decade: joint.fits[0].clone(),
         do_nothing: joint.fits[1].clone(),
+        do_nothing_diff: joint.difference(0, 1),
         control: cdec.map(|_| ControlComparison {
             fit: joint.fits[2].clone(),
             difference: joint.difference(0, 2),

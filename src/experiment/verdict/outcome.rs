@@ -5,11 +5,42 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
-use super::super::fit::{self, Fit};
+use super::super::fit::{self, Difference, Fit};
 use super::super::results::CellResult;
 use super::cells::reps_of;
 use super::informative::Informative;
 use super::rate::{LowerRate, MAX_HALF_WIDTH, Rate, lower_verdict};
+use super::split::Mechanism;
+use crate::format::signed;
+
+/// slope(run) - slope(do-nothing risk) over the smallest decade, with the paired 95% interval
+/// of the joint bootstrap (one resample of replicate indices for both: replicate r is one data
+/// set, whose w0 gives its do-nothing risk).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DoNothing(pub Option<Difference>);
+
+impl DoNothing {
+    /// A do-nothing algorithm earns the same rate: the paired interval of the difference
+    /// contains 0 and is narrow enough for a rate (half-width at most [`MAX_HALF_WIDTH`]).
+    /// Decided on the difference, not on the two slopes' verdict classes: two slopes in one
+    /// class can differ (a run that moved well below risk0 along the decade).
+    pub fn same(&self) -> bool {
+        self.0
+            .is_some_and(|d| d.lo <= 0.0 && d.hi >= 0.0 && (d.hi - d.lo) / 2.0 <= MAX_HALF_WIDTH)
+    }
+
+    /// "slope minus do-nothing slope +0.01 [-0.02, +0.03]" (None: no difference).
+    pub fn words(&self) -> Option<String> {
+        self.0.map(|d| {
+            format!(
+                "slope minus do-nothing slope {} [{}, {}]",
+                signed(d.value, 2),
+                signed(d.lo, 2),
+                signed(d.hi, 2)
+            )
+        })
+    }
+}
 
 /// An ablation's outcome.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,8 +68,11 @@ pub enum Verdict {
         informative: Informative,
         /// The rate (None unless the bound is informative).
         rate: Option<Rate>,
-        /// The do-nothing risk's own interval gives the same rate: not moving earns it too.
-        do_nothing: bool,
+        /// The slope against the do-nothing risk's slope ([`DoNothing::same`]: not moving earns
+        /// the rate too; said only where a rate is stated).
+        do_nothing: DoNothing,
+        /// Whether the series tests the heavy-tail mechanism (its bias share and family).
+        mechanism: Option<Mechanism>,
     },
     /// Lower bound: the run's rate against the lower exponent 1 - 1/k and the constant c_hat
     /// with OR >= c_hat G phi^(1-1/k) in every cell.
@@ -49,8 +83,8 @@ pub enum Verdict {
         predicted: f64,
         /// min over cells of OR / (G phi^(1-1/k)).
         c_hat: f64,
-        /// The do-nothing risk's interval gives the same class: not moving earns it too.
-        do_nothing: bool,
+        /// The slope against the do-nothing risk's slope ([`DoNothing::same`]).
+        do_nothing: DoNothing,
     },
     /// Lower bound: no fit.
     LowerNoFit,
@@ -71,9 +105,17 @@ impl Verdict {
             Verdict::Violation(_) => "VIOLATED".to_string(),
             Verdict::NoFit | Verdict::LowerNoFit => "no fit".into(),
             Verdict::Upper {
-                informative, rate, ..
+                informative,
+                rate,
+                mechanism,
+                ..
             } => match (informative, rate) {
-                (Informative::Yes(_), Some(Rate::Attains)) => "attains rate".into(),
+                (Informative::Yes(_), Some(Rate::Attains))
+                    if mechanism.is_some_and(|m| m.tested()) =>
+                {
+                    "attains rate (heavy-tail test)".into()
+                }
+                (Informative::Yes(_), Some(Rate::Attains)) => "consistent with schedule".into(),
                 (Informative::Yes(_), Some(Rate::Faster)) => "faster than bound".into(),
                 (Informative::Yes(_), Some(Rate::Slower)) => "slower than bound".into(),
                 (Informative::Yes(_), Some(Rate::TooWide)) => "too wide for a rate".into(),
@@ -91,19 +133,25 @@ impl Verdict {
             Verdict::Ablation(Ablation::Falling(_)) => "ablation: falling".into(),
             Verdict::Ablation(Ablation::NoFit) => "ablation: no fit".into(),
         };
-        if matches!(
-            self,
-            Verdict::Upper {
-                do_nothing: true,
-                ..
-            } | Verdict::Lower {
-                do_nothing: true,
-                ..
-            }
-        ) {
+        if self.do_nothing_too() {
             w.push_str(" (do-nothing too)");
         }
         w
+    }
+
+    /// The verdict says that a do-nothing algorithm earns it too: a stated rate (upper: not too
+    /// wide; lower: any class but too wide) whose slope the do-nothing slope matches
+    /// ([`DoNothing::same`]).
+    pub fn do_nothing_too(&self) -> bool {
+        match self {
+            Verdict::Upper {
+                rate, do_nothing, ..
+            } => rate.is_some_and(|r| r != Rate::TooWide) && do_nothing.same(),
+            Verdict::Lower {
+                rate, do_nothing, ..
+            } => *rate != LowerRate::TooWide && do_nothing.same(),
+            _ => false,
+        }
     }
 }
 
@@ -119,11 +167,17 @@ impl fmt::Display for Verdict {
                 informative,
                 rate,
                 do_nothing,
+                mechanism,
             } => {
+                let tested = mechanism.is_some_and(|m| m.tested());
                 match (informative, rate) {
                     (Informative::Yes(v), Some(r)) => {
                         let r = match r {
-                            Rate::Attains => "attains the bound's rate".to_string(),
+                            Rate::Attains if tested => "attains the bound's rate".to_string(),
+                            Rate::Attains => {
+                                "consistent with the schedule's exponent (interval contains it)"
+                                    .to_string()
+                            }
                             Rate::Faster => "faster than the bound".into(),
                             Rate::Slower => "slower than the bound (pre-asymptotic)".into(),
                             Rate::TooWide => format!(
@@ -131,6 +185,9 @@ impl fmt::Display for Verdict {
                             ),
                         };
                         write!(f, "{r}; bound informative (bound / risk0 <= {})", sig(*v))?;
+                        if let Some(m) = mechanism {
+                            write!(f, "; {}", m.words())?;
+                        }
                     }
                     (Informative::Yes(v), None) => {
                         write!(f, "bound informative (bound / risk0 <= {})", sig(*v))?;
@@ -148,8 +205,8 @@ impl fmt::Display for Verdict {
                         "no rate claim: bound in {a} of {b} smallest-decade cells"
                     )?,
                 }
-                if *do_nothing {
-                    f.write_str(DO_NOTHING)?;
+                if self.do_nothing_too() {
+                    do_nothing_suffix(f, do_nothing)?;
                 }
                 Ok(())
             }
@@ -178,8 +235,10 @@ impl fmt::Display for Verdict {
                     )?,
                 }
                 write!(f, " (OR >= {c_hat:.3e} G phi^(1-1/k))")?;
-                if *do_nothing {
-                    f.write_str(DO_NOTHING)?;
+                if self.do_nothing_too() {
+                    do_nothing_suffix(f, do_nothing)?;
+                } else if let Some(w) = do_nothing.words() {
+                    write!(f, "; not a do-nothing rate: {w}")?;
                 }
                 Ok(())
             }
@@ -201,26 +260,35 @@ impl Serialize for Verdict {
 }
 
 /// The upper-bound verdict: informative or not over the smallest decade, and only where it is,
-/// the rate from the decade's interval (no tolerance). `do_nothing` is the same fit of the
-/// do-nothing risk: when its interval gives the same rate, the verdict says so.
+/// the rate from the decade's interval (no tolerance). `do_nothing` is the paired difference of
+/// the slope and the do-nothing risk's slope ([`DoNothing::same`]); `mechanism` says whether a
+/// stated rate tests the heavy-tail mechanism (only then is a contained exponent "the bound's
+/// rate"; otherwise it is "consistent with the schedule's exponent").
 pub fn upper_verdict(
     decade: &Option<Fit>,
     predicted: f64,
     informative: Informative,
-    do_nothing: &Option<Fit>,
+    do_nothing: Option<Difference>,
+    mechanism: Option<Mechanism>,
 ) -> Verdict {
     let Some(f) = decade else {
         return Verdict::NoFit;
     };
     let rate = matches!(informative, Informative::Yes(_)).then(|| Rate::classify(f, predicted));
-    let do_nothing = rate.is_some_and(|r| r != Rate::TooWide)
-        && do_nothing
-            .as_ref()
-            .is_some_and(|d| Some(Rate::classify(d, predicted)) == rate);
     Verdict::Upper {
         informative,
         rate,
-        do_nothing,
+        do_nothing: DoNothing(do_nothing),
+        mechanism,
+    }
+}
+
+/// "; a do-nothing algorithm earns the same (slope minus do-nothing slope ...)".
+fn do_nothing_suffix(f: &mut fmt::Formatter<'_>, d: &DoNothing) -> fmt::Result {
+    f.write_str(DO_NOTHING)?;
+    match d.words() {
+        Some(w) => write!(f, " ({w})"),
+        None => Ok(()),
     }
 }
 
@@ -231,7 +299,7 @@ pub(super) fn lower_series_verdict(
     predicted: f64,
     k: f64,
     cs: &[&CellResult],
-    do_nothing: &Option<Fit>,
+    do_nothing: Option<Difference>,
 ) -> Verdict {
     let c_hat = cs
         .iter()
@@ -241,17 +309,12 @@ pub(super) fn lower_series_verdict(
         })
         .fold(f64::INFINITY, f64::min);
     match decade {
-        Some(f) => {
-            let rate = lower_verdict(f, predicted);
-            Verdict::Lower {
-                rate,
-                predicted,
-                c_hat,
-                do_nothing: do_nothing.as_ref().is_some_and(|d| {
-                    rate != LowerRate::TooWide && lower_verdict(d, predicted) == rate
-                }),
-            }
-        }
+        Some(f) => Verdict::Lower {
+            rate: lower_verdict(f, predicted),
+            predicted,
+            c_hat,
+            do_nothing: DoNothing(do_nothing),
+        },
         None => Verdict::LowerNoFit,
     }
 }

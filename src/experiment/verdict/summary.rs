@@ -17,6 +17,9 @@ use super::drivers::{lambda_s_by_phi, relax_phi};
 use super::informative::{Informative, informative};
 use super::outcome::{Verdict, ablation_verdict, lower_series_verdict, upper_verdict};
 use super::spent::{Spent, spent};
+use super::split::{BiasShare, Mechanism, TailTest, bias_share};
+use crate::experiment::fit::Difference;
+use crate::experiment::spec::TailMotion;
 use crate::rng::{Purpose, derive_seed};
 
 pub use super::bound::Role;
@@ -68,6 +71,17 @@ pub struct SeriesSummary {
     /// Range over the smallest decade's cells of the mean clipped fraction.
     #[serde(default)]
     pub clipped: Option<(f64, f64)>,
+    /// Range over the smallest decade's cells of the mean clipped gradient mass
+    /// (sum (||g_i|| - tau)_+ / sum ||g_i|| over the sampled per-sample gradients).
+    #[serde(default)]
+    pub clipped_mass: Option<(f64, f64)>,
+    /// The bias share over the smallest decade ([`BiasShare`]: (risk - noise-only risk) / risk,
+    /// the mean over the decade's cells, paired bootstrap interval).
+    #[serde(default)]
+    pub bias_share: Option<BiasShare>,
+    /// slope(series) - slope(do-nothing risk) over the smallest decade, paired interval.
+    #[serde(default)]
+    pub do_nothing_difference: Option<Difference>,
     /// Range of lambda_min(Hessian at w*) S over the cells (S = T eta), where a Hessian exists.
     #[serde(default)]
     pub lambda_s_range: Option<(f64, f64)>,
@@ -160,8 +174,11 @@ fn summarize_series(spec: &Spec, s: usize, cells: &BTreeMap<usize, CellResult>) 
     let DecadeFits {
         decade,
         do_nothing: do_nothing_fit,
+        do_nothing_diff,
         control,
     } = decade_fits(spec, s, cells, &sc, &dec, seed ^ 1);
+    let dec_cells: Vec<&CellResult> = dec.iter().map(|&i| cs[i]).collect();
+    let share = bias_share(&dec_cells, spec.bootstrap, seed ^ 2);
     let check = bound_check(spec, s, role, cs);
     let informative = informative(cs, &dec);
     let decade_range = |f: &dyn Fn(&CellResult) -> Option<f64>| {
@@ -171,6 +188,7 @@ fn summarize_series(spec: &Spec, s: usize, cells: &BTreeMap<usize, CellResult>) 
     let do_nothing_ratio =
         decade_range(&|c| Some(fit::mean(&reps_of(c)) / cell_mean(c, |r| r.risk0)?));
     let clipped = decade_range(&|c| cell_mean(c, |r| r.clipped));
+    let clipped_mass = decade_range(&|c| cell_mean(c, |r| r.clipped_mass));
     let ls = lambda_s_by_phi(cs);
     let lambda_s_range =
         (ls.len() == cs.len() && !ls.is_empty()).then(|| range(ls.iter().map(|p| p.1)));
@@ -190,8 +208,17 @@ fn summarize_series(spec: &Spec, s: usize, cells: &BTreeMap<usize, CellResult>) 
     };
     let verdict = match role {
         _ if !check.violations.is_empty() => Verdict::Violation(check.violations.clone()),
-        Role::Upper => upper_verdict(&decade, predicted, informative, &do_nothing_fit),
-        Role::Lower => lower_series_verdict(&decade, predicted, ser.k, cs, &do_nothing_fit),
+        Role::Upper => upper_verdict(
+            &decade,
+            predicted,
+            informative,
+            do_nothing_diff,
+            Some(Mechanism {
+                candidate: tail_test(spec, s),
+                share,
+            }),
+        ),
+        Role::Lower => lower_series_verdict(&decade, predicted, ser.k, cs, do_nothing_diff),
         Role::Ablation => ablation_verdict(&decade),
     };
     SeriesSummary {
@@ -216,10 +243,26 @@ fn summarize_series(spec: &Spec, s: usize, cells: &BTreeMap<usize, CellResult>) 
         },
         do_nothing_ratio,
         clipped,
+        clipped_mass,
+        bias_share: share,
+        do_nothing_difference: do_nothing_diff,
         lambda_s_range,
         relax_phi,
         probability,
         epsilon_spent,
         verdict,
+    }
+}
+
+/// Whether series `s` can test the heavy-tail mechanism: k < inf, not a control, on a family
+/// whose heavy part moves with phi ([`Spec::tail_motion`]).
+pub(super) fn tail_test(spec: &Spec, s: usize) -> TailTest {
+    let ser = &spec.series[s];
+    if ser.k.is_infinite() || ser.control_of.is_some() {
+        TailTest::NoTail
+    } else if spec.tail_motion(s) == TailMotion::Fixed {
+        TailTest::FixedTail
+    } else {
+        TailTest::Candidate
     }
 }

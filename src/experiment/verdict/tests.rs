@@ -1,6 +1,6 @@
 //! The verdict's unit tests, across its axes.
 
-use super::super::fit::Fit;
+use super::super::fit::{Difference, Fit};
 use super::super::results::{CellResult, ReplicateResult};
 use super::informative::informative;
 use super::*;
@@ -29,6 +29,9 @@ pub(crate) fn summary_with(verdicts: &[Verdict]) -> SpecSummary {
             vacuity: None,
             do_nothing_ratio: None,
             clipped: None,
+            clipped_mass: None,
+            bias_share: None,
+            do_nothing_difference: None,
             lambda_s_range: None,
             relax_phi: None,
             probability: None,
@@ -61,8 +64,14 @@ fn f(lo: f64, hi: f64) -> Fit {
 
 #[test]
 fn violations_name_exactly_the_violating_series() {
-    let fine = upper_verdict(&Some(f(0.4, 0.6)), 0.5, Informative::Yes(0.3), &None);
-    let vac = upper_verdict(&Some(f(0.1, 0.2)), 0.5, Informative::Vacuous(3.0), &None);
+    let fine = upper_verdict(&Some(f(0.4, 0.6)), 0.5, Informative::Yes(0.3), None, None);
+    let vac = upper_verdict(
+        &Some(f(0.1, 0.2)),
+        0.5,
+        Informative::Vacuous(3.0),
+        None,
+        None,
+    );
     assert!(violations(&[summary_with(&[fine.clone(), vac])]).is_empty());
     let bad = violations(&[summary_with(&[
         fine,
@@ -78,16 +87,21 @@ fn violations_name_exactly_the_violating_series() {
 fn a_steep_slope_under_a_vacuous_bound_states_no_rate() {
     let steep = Some(f(0.44, 0.55));
     for inf in [Informative::Vacuous(44.8), Informative::NoBound(2, 5)] {
-        let v = upper_verdict(&steep, 0.5, inf, &None);
+        let v = upper_verdict(&steep, 0.5, inf, None, None);
         let Verdict::Upper { rate, .. } = &v else {
             panic!("{v}")
         };
         assert_eq!(*rate, None, "{v}");
         assert!(v.to_string().starts_with("no rate claim"), "{v}");
     }
-    // The same interval under an informative bound attains the rate.
-    let v = upper_verdict(&steep, 0.5, Informative::Yes(0.4), &None);
-    assert!(v.to_string().starts_with("attains the bound's rate"), "{v}");
+    // The same interval under an informative bound states the rate: consistent with the
+    // schedule's exponent (no split: not a heavy-tail test).
+    let v = upper_verdict(&steep, 0.5, Informative::Yes(0.4), None, None);
+    assert!(
+        v.to_string()
+            .starts_with("consistent with the schedule's exponent"),
+        "{v}"
+    );
 }
 
 /// Rates come from the interval, not a tolerance: J.1 sharp k = 1.5 was 0.11 [0.09, 0.13]
@@ -95,31 +109,42 @@ fn a_steep_slope_under_a_vacuous_bound_states_no_rate() {
 #[test]
 fn the_rate_is_read_from_the_interval() {
     let inf = Informative::Yes(0.5);
-    let r = |lo, hi| match upper_verdict(&Some(f(lo, hi)), 0.2, inf, &None) {
+    let r = |lo, hi| match upper_verdict(&Some(f(lo, hi)), 0.2, inf, None, None) {
         Verdict::Upper { rate, .. } => rate.unwrap(),
         v => panic!("{v}"),
     };
     assert_eq!(r(0.09, 0.13), Rate::Slower);
     assert_eq!(r(0.15, 0.25), Rate::Attains);
     assert_eq!(r(0.21, 0.3), Rate::Faster);
-    assert_eq!(upper_verdict(&None, 0.2, inf, &None), Verdict::NoFit);
+    assert_eq!(upper_verdict(&None, 0.2, inf, None, None), Verdict::NoFit);
 }
 
-/// I.3's inheritance: when the risk of not moving has the same interval class, say so.
+/// The do-nothing comparison reads the paired interval of the slope difference: contains 0
+/// (half-width <= 0.1): "earns the same"; excludes 0: not, and a lower row says the difference.
 #[test]
 fn a_verdict_the_do_nothing_risk_earns_says_so() {
     let inf = Informative::Yes(0.5);
-    let v = upper_verdict(&Some(f(0.45, 0.55)), 0.5, inf, &Some(f(0.4, 0.6)));
-    assert!(v.to_string().ends_with(DO_NOTHING), "{v}");
-    let v = upper_verdict(&Some(f(0.45, 0.55)), 0.5, inf, &Some(f(0.0, 0.1)));
+    let d = |lo: f64, hi: f64| {
+        Some(Difference {
+            value: 0.5 * (lo + hi),
+            lo,
+            hi,
+        })
+    };
+    let v = upper_verdict(&Some(f(0.45, 0.55)), 0.5, inf, d(-0.02, 0.03), None);
+    assert!(v.to_string().contains(DO_NOTHING), "{v}");
+    let v = upper_verdict(&Some(f(0.45, 0.55)), 0.5, inf, d(0.3, 0.5), None);
     assert!(!v.to_string().contains("do-nothing"), "{v}");
+    // Containing 0 but too wide to call the rates the same.
+    let v = upper_verdict(&Some(f(0.45, 0.55)), 0.5, inf, d(-0.2, 0.15), None);
+    assert!(!v.to_string().contains(DO_NOTHING), "{v}");
     let v = Verdict::Lower {
         rate: LowerRate::Matches,
         predicted: 0.5,
         c_hat: 0.3,
-        do_nothing: true,
+        do_nothing: DoNothing(d(-0.01, 0.02)),
     };
-    assert!(v.to_string().ends_with(DO_NOTHING), "{v}");
+    assert!(v.to_string().contains(DO_NOTHING), "{v}");
 }
 
 #[test]
@@ -146,6 +171,9 @@ fn informative_needs_every_decade_cell_below_one() {
             clipped: None,
             noise_multiplier: None,
             risk_avg: None,
+            clipped_mass: None,
+            risk_bias: None,
+            risk_noise: None,
         }],
     };
     let (a, b, c) = (cell(Some(0.5), 1.0), cell(Some(2.0), 1.0), cell(None, 1.0));
@@ -169,7 +197,7 @@ fn lower_verdicts_are_read_from_the_interval_with_no_tolerance() {
         rate: lower_verdict(&f(0.69, 0.74), 0.75),
         predicted: 0.75,
         c_hat: 0.45,
-        do_nothing: false,
+        do_nothing: DoNothing(None),
     };
     let text = v.to_string();
     assert!(
@@ -189,7 +217,12 @@ fn an_interval_too_wide_states_no_rate() {
     let wide = f(0.67, 1.43);
     assert_eq!(Rate::classify(&wide, 1.0), Rate::TooWide);
     assert_eq!(lower_verdict(&wide, 1.0), LowerRate::TooWide);
-    let v = upper_verdict(&Some(wide), 1.0, Informative::Yes(0.04), &Some(f(0.9, 1.1)));
+    let same = Difference {
+        value: 0.0,
+        lo: -0.05,
+        hi: 0.05,
+    };
+    let v = upper_verdict(&Some(wide), 1.0, Informative::Yes(0.04), Some(same), None);
     let text = v.to_string();
     assert!(text.starts_with("interval too wide for a rate"), "{text}");
     assert!(
