@@ -63,6 +63,13 @@ pub enum LabelModel {
         /// The common center (d coordinates, finite); omitted: the origin.
         #[serde(default)]
         center: Option<Vec<f64>>,
+        /// With a `two_point` weight law: the center of the rows that drew the heavy atom
+        /// (heavy_center + spread z; d coordinates, finite). Clipping caps exactly these rows'
+        /// weights, so placing them apart makes the clipping bias move the minimizer. Omitted,
+        /// or with any other law (a bounded-data control's point mass): every row uses
+        /// `center`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        heavy_center: Option<Vec<f64>>,
     },
 }
 
@@ -171,26 +178,21 @@ impl GeneratorSpec {
                     check_positive("regression noise_dof", *nu)?;
                 }
             }
-            LabelModel::SharpCenters { spread, center } => {
+            LabelModel::SharpCenters {
+                spread,
+                center,
+                heavy_center,
+            } => {
+                if let Some(c) = heavy_center {
+                    check_center("heavy_center", c, self.d)?;
+                }
                 if !(spread.is_finite() && *spread >= 0.0) {
                     return Err(Error::param(format!(
                         "sharp_centers spread must be >= 0 and finite, but is {spread}"
                     )));
                 }
                 if let Some(c) = center {
-                    if c.len() != self.d {
-                        return Err(Error::param(format!(
-                            "sharp_centers center needs d = {} coordinates, but has {}",
-                            self.d,
-                            c.len()
-                        )));
-                    }
-                    if let Some(j) = c.iter().position(|v| !v.is_finite()) {
-                        return Err(Error::param(format!(
-                            "sharp_centers center[{j}] is {}, but must be finite",
-                            c[j]
-                        )));
-                    }
+                    check_center("center", c, self.d)?;
                 }
             }
         }
@@ -210,8 +212,27 @@ impl GeneratorSpec {
         })
     }
 
+    /// Sets the sweep's phi of Eq. (1) in a `two_point` radial law (the experiment runner calls
+    /// this at each sweep point; every other law ignores it).
+    pub fn set_sweep_phi(&mut self, phi: f64) {
+        if let Some(r) = &mut self.radial {
+            r.law.set_phi(phi);
+        }
+    }
+
     /// Draws the data set from the data stream `rng`.
     pub fn generate(&self, rng: &mut SimRng) -> Result<Dataset> {
+        if self
+            .radial
+            .as_ref()
+            .is_some_and(|r| r.law.two_point_phi_missing())
+        {
+            return Err(Error::Config(
+                "a two_point radial law moves with phi: give its phi (the experiment runner sets it at \
+                 each sweep point)"
+                    .into(),
+            ));
+        }
         let law = self.check()?;
         let (n, d) = (self.n, self.d);
         let m = match &self.labels {
@@ -266,14 +287,31 @@ impl GeneratorSpec {
                 }
                 y
             }
-            LabelModel::SharpCenters { spread, center } => {
+            LabelModel::SharpCenters {
+                spread,
+                center,
+                heavy_center,
+            } => {
+                let base = |j: usize| center.as_ref().map_or(0.0, |c| c[j]);
+                // Rows move to heavy_center only where the law has a heavy atom (two_point).
+                let heavy = heavy_center.as_ref().zip(law.heavy_threshold());
                 let mut y = Vec::with_capacity(n);
                 for xi in x.chunks_exact_mut(d) {
                     for (j, v) in xi.iter_mut().enumerate() {
                         let z: f64 = StandardNormal.sample(rng);
-                        *v = center.as_ref().map_or(0.0, |c| c[j]) + spread * z;
+                        *v = base(j) + spread * z;
                     }
-                    y.push(law.sample(rng));
+                    // The weight is drawn after the center (the stream order of the data sets
+                    // without heavy_center), and a heavy row's center is moved afterwards.
+                    let a = law.sample(rng);
+                    if let Some((hc, cut)) = heavy
+                        && a > cut
+                    {
+                        for (j, v) in xi.iter_mut().enumerate() {
+                            *v += hc[j] - base(j);
+                        }
+                    }
+                    y.push(a);
                 }
                 y
             }
@@ -287,6 +325,23 @@ impl GeneratorSpec {
         sample_direction(&self.direction, out, rng);
         out.iter_mut().for_each(|v| *v *= r);
     }
+}
+
+/// A sharp_centers center (`what` names it): d finite coordinates.
+fn check_center(what: &str, c: &[f64], d: usize) -> Result<()> {
+    if c.len() != d {
+        return Err(Error::param(format!(
+            "sharp_centers {what} needs d = {d} coordinates, but has {}",
+            c.len()
+        )));
+    }
+    if let Some(j) = c.iter().position(|v| !v.is_finite()) {
+        return Err(Error::param(format!(
+            "sharp_centers {what}[{j}] is {}, but must be finite",
+            c[j]
+        )));
+    }
+    Ok(())
 }
 
 /// Writes a unit vector u into `out`: uniform on the sphere (z / ||z|| is rotation invariant)

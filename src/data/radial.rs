@@ -89,6 +89,110 @@ pub enum LawSpec {
     },
     /// X = 1: every sample has the same r = G.
     PointMass,
+    /// A light atom a (probability 1 - p) and a heavy atom h (probability p) that move with
+    /// phi, for instance families where the clip norm binds: the heavy atom sits at
+    /// h = tail G scale psi^(-exponent), psi = 1/T + phi^2 = 2 phi^2 at T = phi^-2 (so with
+    /// `scale` and `exponent` of a theorem's tau(phi), h = tail x tau(phi)), and the light atom
+    /// carries `balance` times the heavy atoms' mass, (1 - p) a = balance p h; p solves
+    /// (1 - p) a^k + p h^k = G^k (Assumption 6.1 met with equality). See
+    /// [`two_point_atoms`].
+    TwoPoint {
+        /// h / (G scale psi^(-exponent)): the heavy atom over the theorem's clip norm (> 0).
+        tail: f64,
+        /// The clip norm's constant factor over G (J.1 and I.1: gamma^(-1/k); K.1: 1).
+        #[serde(default = "one")]
+        scale: f64,
+        /// The clip norm's exponent of psi (J.1: 1/(k+1); K.1 and I.1: 1/(2k)), >= 0.
+        exponent: f64,
+        /// (1 - p) a / (p h) > 0: the light atoms' share of the mean weight against the heavy
+        /// atoms'.
+        balance: f64,
+        /// phi of Eq. (1), set by the experiment runner at each sweep point; omitted, the law
+        /// is built at [`TWO_POINT_CHECK_PHI`] for validation only, and a generator refuses to
+        /// draw from it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phi: Option<f64>,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// The phi at which a `two_point` law without its sweep phi is built to validate a spec (a
+/// generator never draws from it: [`LawSpec::two_point_phi_missing`]).
+pub const TWO_POINT_CHECK_PHI: f64 = 0.01;
+
+impl LawSpec {
+    /// True for a `two_point` law whose phi has not been set (it can be validated, not drawn).
+    pub fn two_point_phi_missing(&self) -> bool {
+        matches!(self, LawSpec::TwoPoint { phi: None, .. })
+    }
+
+    /// Sets the sweep's phi of a `two_point` law (the runner's value wins); other laws do not
+    /// depend on phi.
+    pub fn set_phi(&mut self, value: f64) {
+        if let LawSpec::TwoPoint { phi, .. } = self {
+            *phi = Some(value);
+        }
+    }
+}
+
+/// The atoms of [`LawSpec::TwoPoint`] at (k, G, phi): (p, a, h) with
+/// h = tail G scale (2 phi^2)^(-exponent), (1 - p) a = balance p h and
+/// (1 - p) a^k + p h^k = G^k (Assumption 6.1 with equality). In units of G, p is the root in
+/// (0, 1) of F(p) = p H^k + balance^k H^k p^k (1 - p)^(1-k) - 1 with H = h / G, which increases
+/// from -1 to +inf: bisection to the last bit. Errors when k is not finite, a parameter is out of
+/// range, or the light atom would not lie below the heavy one (p >= 1 / (1 + balance)).
+pub fn two_point_atoms(
+    (tail, scale, exponent, balance): (f64, f64, f64, f64),
+    k: f64,
+    g: f64,
+    phi: f64,
+) -> Result<(f64, f64, f64)> {
+    use crate::error::{check_open, check_positive};
+    if !k.is_finite() {
+        return Err(Error::param(
+            "a two_point law has a tail: it needs a finite k (use point_mass for k = inf)",
+        ));
+    }
+    check_positive("two_point tail", tail)?;
+    check_positive("two_point scale", scale)?;
+    check_positive("two_point balance", balance)?;
+    check_positive("radial G", g)?;
+    check_open("two_point phi", phi, 0.0, 1.0)?;
+    if !(exponent.is_finite() && exponent >= 0.0) {
+        return Err(Error::param(format!(
+            "two_point exponent must be >= 0 and finite, but is {exponent}"
+        )));
+    }
+    let psi = 2.0 * phi * phi;
+    let big_h = tail * scale * psi.powf(-exponent);
+    let f = |p: f64| -> f64 {
+        big_h.powf(k) * p + (balance * big_h).powf(k) * p.powf(k) * (1.0 - p).powf(1.0 - k) - 1.0
+    };
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if f(mid) < 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let p = 0.5 * (lo + hi);
+    if !(p > 0.0 && p * (1.0 + balance) < 1.0) {
+        return Err(Error::param(format!(
+            "two_point at k = {k}, phi = {phi}: the heavy atom h = {:.4e} G gives p = {p:.4e},              and the light atom a = balance p h / (1 - p) would not lie below h              (needs p < 1 / (1 + balance)): raise tail or lower balance",
+            big_h
+        )));
+    }
+    let h = g * big_h;
+    let a = balance * p * h / (1.0 - p);
+    Ok((p, a, h))
 }
 
 /// A radial law with its moment condition: (E[r^k])^(1/k) = g exactly.
@@ -107,7 +211,21 @@ pub struct RadialSpec {
 impl RadialSpec {
     /// Validates and scales the law; `default_dim` fills `dim` of the norm laws.
     pub fn build(&self, default_dim: usize) -> Result<Radial> {
-        let base = Base::new(&self.law, default_dim)?;
+        let base = match &self.law {
+            LawSpec::TwoPoint {
+                tail,
+                scale,
+                exponent,
+                balance,
+                phi,
+            } => {
+                let phi = phi.unwrap_or(TWO_POINT_CHECK_PHI);
+                let (p, a, h) =
+                    two_point_atoms((*tail, *scale, *exponent, *balance), self.k, self.g, phi)?;
+                Base::TwoPoint { p, ratio: h / a }
+            }
+            law => Base::new(law, default_dim)?,
+        };
         Radial::new(base, self.k, self.g)
     }
 }
@@ -154,6 +272,14 @@ pub enum Base {
     },
     /// X = 1 with probability one.
     PointMass,
+    /// X = 1 with probability 1 - p, X = ratio with probability p (the atoms of
+    /// [`LawSpec::TwoPoint`] over the light one).
+    TwoPoint {
+        /// P(X = ratio), in (0, 1).
+        p: f64,
+        /// The heavy atom over the light one, > 1.
+        ratio: f64,
+    },
 }
 
 /// Draws U uniform on (0, 1]: never 0, so ln U and U^(-1/alpha) are finite.
@@ -203,6 +329,11 @@ impl Base {
                 Base::Uniform { low: *low }
             }
             LawSpec::PointMass => Base::PointMass,
+            LawSpec::TwoPoint { .. } => {
+                return Err(Error::param(
+                    "a two_point law needs (k, G, phi): build it through RadialSpec::build",
+                ));
+            }
         })
     }
 
@@ -217,6 +348,7 @@ impl Base {
             Base::Weibull { shape } => format!("weibull(shape = {shape})"),
             Base::Uniform { low } => format!("uniform(low = {low}, high = 1)"),
             Base::PointMass => "point_mass".to_string(),
+            Base::TwoPoint { p, ratio } => format!("two_point(p = {p:.6e}, ratio = {ratio:.6e})"),
         }
     }
 
@@ -233,6 +365,7 @@ impl Base {
     pub fn sup(&self) -> Option<f64> {
         match self {
             Base::Uniform { .. } | Base::PointMass => Some(1.0),
+            Base::TwoPoint { ratio, .. } => Some(*ratio),
             _ => None,
         }
     }
@@ -273,6 +406,8 @@ impl Base {
                 (-(low.powf(p + 1.0))).ln_1p() - (p + 1.0).ln() - (-low).ln_1p()
             }
             Base::PointMass => 0.0,
+            // E[X^p] = (1 - q) + q ratio^p, q = P(X = ratio).
+            Base::TwoPoint { p: q, ratio } => (q * ratio.powf(p) + (1.0 - q)).ln(),
         };
         lm.is_finite().then_some(lm)
     }
@@ -297,6 +432,7 @@ impl Base {
             // X = (-ln U)^(1/shape).
             Base::Weibull { shape } => Some(LN_INV_UMIN.ln() / shape),
             Base::Uniform { .. } | Base::PointMass => Some(0.0),
+            Base::TwoPoint { ratio, .. } => Some(ratio.ln()),
             Base::StudentTNorm { .. } => None,
         }
     }
@@ -321,6 +457,13 @@ impl Base {
             Base::Weibull { shape } => (-open_uniform(rng).ln()).powf(1.0 / shape),
             Base::Uniform { low } => low + (1.0 - low) * rng.random::<f64>(),
             Base::PointMass => 1.0,
+            Base::TwoPoint { p, ratio } => {
+                if rng.random::<f64>() < *p {
+                    *ratio
+                } else {
+                    1.0
+                }
+            }
         }
     }
 }
@@ -435,6 +578,14 @@ impl Radial {
             self.base.describe(),
             self.scale
         )
+    }
+    /// For a two-point law, the midpoint between its atoms: draws above it are the heavy atom
+    /// (the rows a generator may move to a heavy center); `None` for every other law.
+    pub fn heavy_threshold(&self) -> Option<f64> {
+        match self.base {
+            Base::TwoPoint { ratio, .. } => Some(self.scale * 0.5 * (1.0 + ratio)),
+            _ => None,
+        }
     }
     /// n independent draws.
     pub fn sample_n(&self, n: usize, rng: &mut SimRng) -> Vec<f64> {

@@ -64,9 +64,23 @@ pub fn sweep_point(spec: &Spec, pi: usize) -> Result<SweepPoint> {
     Ok(SweepPoint { n, epsilon, phi })
 }
 
-/// The data set of (series s, grid point, replicate r).
+/// The data set of (series s, grid point, replicate r) at n.
 pub fn build_data(spec: &Spec, s: usize, n: usize, r: usize) -> Result<Dataset> {
-    let ds = spec.series_data(s, (spec.raw.sweep.vary == Vary::N).then_some(n))?;
+    build_data_at(spec, s, (n, None), r)
+}
+
+/// [`build_data`] at the grid point's phi too, for a generator whose law moves with phi
+/// (`two_point`; with `phi = None` such a law is refused).
+pub fn build_data_at(
+    spec: &Spec,
+    s: usize,
+    (n, phi): (usize, Option<f64>),
+    r: usize,
+) -> Result<Dataset> {
+    let mut ds = spec.series_data(s, (spec.raw.sweep.vary == Vary::N).then_some(n))?;
+    if let (DataSpec::Generated(g), Some(phi)) = (&mut ds, phi) {
+        g.set_sweep_phi(phi);
+    }
     // A control draws from its series' data stream (a common random number where the two
     // generators consume the stream alike).
     let ss = spec.series[s].stream_series(s);
@@ -179,7 +193,7 @@ pub fn run_replicate(
     r: usize,
 ) -> Result<(ReplicateResult, u64)> {
     let (s, _) = spec.cell(c);
-    let data = build_data(spec, s, point.n, r)?;
+    let data = build_data_at(spec, s, (point.n, Some(point.phi)), r)?;
     let seed = derive_seed(
         spec.raw.seed,
         spec.series[s].stream_series(s) as u64,

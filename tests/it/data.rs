@@ -493,6 +493,7 @@ fn sharp_centers_weights_follow_the_radial_law() {
         labels: LabelModel::SharpCenters {
             spread: 0.1,
             center: Some(vec![5.0, 0.0, -5.0]),
+            heavy_center: None,
         },
     };
     let law = spec.check().unwrap();

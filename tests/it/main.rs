@@ -21,6 +21,7 @@ mod data;
 mod dpsgd;
 mod experiment;
 mod flags;
+mod heavy_families;
 mod help;
 mod ledger;
 mod lemmas;
