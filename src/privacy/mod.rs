@@ -7,6 +7,7 @@
 //! Derivations and sources: paper_refs/privacy.md.
 
 pub mod calibrate;
+pub mod exact;
 mod fft;
 pub mod gaussian;
 pub mod guarantee;
