@@ -43,6 +43,9 @@ use crate::data::Dataset;
 use crate::data::preprocess::Preprocess;
 use crate::data::split::Standardizer;
 use crate::error::{Error, Result, check_open, check_positive};
+use crate::rng::ReleaseRng;
+
+pub mod grid;
 
 /// The public grid of candidate bounds C: 10^(-4 + k/4), k = 0..=40 (1e-4 to 1e6, four per
 /// decade). Data independent.
@@ -262,12 +265,16 @@ pub fn noisy_sums<R: rand::Rng + ?Sized>(
     s
 }
 
-/// Releases standardization parameters for `data` from `source`; randomness from `rng` (use
-/// `rng::stream(seed, 1, Purpose::Mechanism)`).
-pub fn private_standardize<R: rand::Rng + ?Sized>(
+/// Releases standardization parameters for `data` from `source`. On [`ReleaseRng::Secure`] (a
+/// release) the sums of step 3 are exact: the statistic on the grid 2^-k with discrete Gaussian
+/// noise of the same rho ([`grid`], which states the grid and why the sensitivity holds), and
+/// the released sigma is the one used (rounded up by at most 2^-40 relative). On
+/// [`ReleaseRng::Seeded`] (`rng::stream(seed, 1, Purpose::Mechanism)`: the research mode) the
+/// f64 Gaussian sums of [`noisy_sums`], bit for bit as before.
+pub fn private_standardize(
     data: &Dataset,
     source: &StdSource,
-    rng: &mut R,
+    rng: &mut ReleaseRng,
 ) -> Result<PrivateStandardization> {
     let d = data.d;
     let (epsilon, delta, public_bounds) = match source {
@@ -343,7 +350,10 @@ pub fn private_standardize<R: rand::Rng + ?Sized>(
         }
     };
     let sigma = l2_sensitivity(d) / (2.0 * rho_g).sqrt();
-    let s = noisy_sums(data, &bounds, sigma, rng);
+    let (s, sigma) = match rng {
+        ReleaseRng::Seeded(r) => (noisy_sums(data, &bounds, sigma, r), sigma),
+        ReleaseRng::Secure(r) => grid::noisy_sums_exact(data, &bounds, sigma, r.as_mut())?,
+    };
     let n_hat = s[2 * d].max(1.0);
     let mut mean = Vec::with_capacity(d);
     let mut scale = Vec::with_capacity(d);
@@ -371,6 +381,10 @@ pub fn private_standardize<R: rand::Rng + ?Sized>(
 mod tests {
     use super::*;
     use crate::rng::{Purpose, stream};
+
+    fn seeded(seed: u64) -> ReleaseRng {
+        ReleaseRng::Seeded(stream(seed, 1, Purpose::Mechanism))
+    }
 
     /// (b) The statistic has the sensitivity the noise assumes: for every row (random, at the
     /// bounds, huge outliers, zero), the change of (sum, sum of squares, count) when the row is
@@ -476,8 +490,7 @@ mod tests {
         let k = 400;
         let ms: Vec<f64> = (0..k)
             .map(|s| {
-                let ps = private_standardize(&data, &source, &mut stream(s, 1, Purpose::Mechanism))
-                    .unwrap();
+                let ps = private_standardize(&data, &source, &mut seeded(s)).unwrap();
                 assert!((ps.sigma / sigma - 1.0).abs() < 1e-9);
                 ps.mean[0]
             })
@@ -508,7 +521,7 @@ mod tests {
                 delta,
                 bounds: None,
             },
-            &mut stream(4, 1, Purpose::Mechanism),
+            &mut seeded(4),
         )
         .unwrap();
         let rho = rho_for(eps, delta);
@@ -542,7 +555,7 @@ mod tests {
                         delta: 5e-6,
                         bounds: None,
                     },
-                    &mut stream(s, 1, Purpose::Mechanism),
+                    &mut seeded(s),
                 )
                 .unwrap();
                 let (p, noisy) = ps.preprocess();
