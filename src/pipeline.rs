@@ -384,10 +384,12 @@ fn rnmm_tau(z: &Dataset, seed: u64) -> Result<f64> {
         grid_size: DEFAULT_GRID_SIZE,
         target_count: 1,
     };
-    Ok(
-        crate::privacy::private_min_lipschitz(&g, &cfg, &mut stream(seed, 0, Purpose::Mechanism))?
-            .value,
-    )
+    Ok(crate::privacy::private_min_lipschitz(
+        &g,
+        &cfg,
+        &mut crate::rng::ReleaseRng::Seeded(stream(seed, 0, Purpose::Mechanism)),
+    )?
+    .value)
 }
 
 fn mean(v: &[f64]) -> f64 {

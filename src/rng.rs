@@ -84,8 +84,10 @@ impl ReleaseRng {
     /// which defeats the known attacks that read the unnoised value off the low-order bits of a
     /// single draw (Mironov 2012's attack on the Laplace mechanism; Jin et al. 2022 on Gaussian
     /// samplers). It is not an exact sampler: the result is still an f64 with rounding, no proof
-    /// bounds what its low bits reveal, and timing is not constant. The small mechanisms use
-    /// exact integer samplers instead ([`crate::privacy::mechanisms`]).
+    /// bounds what its low bits reveal, and timing is not constant. The small mechanisms of a
+    /// release use exact integer samplers instead ([`crate::privacy::exact`]: the range check's
+    /// discrete Laplace count, the exponential mechanism of RNMM and of the standardization's
+    /// bounds, the standardization's discrete Gaussian sums).
     #[inline(always)]
     pub fn gaussian(&mut self) -> f64 {
         match self {

@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::linalg::norm2;
 use crate::loss::{mean_grad, mean_value, per_sample_lipschitz};
 use crate::privacy::{RnmmConfig, private_min_lipschitz};
-use crate::rng::{Purpose, stream};
+use crate::rng::{Purpose, ReleaseRng, stream};
 use crate::stats::quantile_sorted;
 use crate::theory::alpha::{AlphaOptions, estimate_alpha};
 
@@ -304,7 +304,7 @@ fn private_g1_by_rnmm(
             private_min_lipschitz(
                 g,
                 &rc,
-                &mut stream(cfg.seed, run as u64, Purpose::Mechanism),
+                &mut ReleaseRng::Seeded(stream(cfg.seed, run as u64, Purpose::Mechanism)),
             )
             .map(|o| o.value)
         })

@@ -8,6 +8,7 @@
 
 pub mod bound_selection;
 pub mod calibrate;
+pub mod exact;
 mod fft;
 pub mod gaussian;
 pub mod guarantee;

@@ -49,6 +49,9 @@ use crate::privacy::bound_selection::private_bound;
 pub use crate::privacy::bound_selection::{
     BOUND_GRID, BOUND_QUANTILE, BOUND_STEP_PENALTY, bound_grid,
 };
+use crate::rng::ReleaseRng;
+
+pub mod grid;
 
 /// Fraction of the standardization's rho spent on the d private bounds (the rest on the sums).
 pub const BOUND_RHO_FRACTION: f64 = 0.5;
@@ -222,12 +225,16 @@ pub fn noisy_sums<R: rand::Rng + ?Sized>(
     s
 }
 
-/// Releases standardization parameters for `data` from `source`; randomness from `rng` (use
-/// `rng::stream(seed, 1, Purpose::Mechanism)`).
-pub fn private_standardize<R: rand::Rng + ?Sized>(
+/// Releases standardization parameters for `data` from `source`. On [`ReleaseRng::Secure`] (a
+/// release) the sums of step 3 are exact: the statistic on the grid 2^-k with discrete Gaussian
+/// noise of the same rho ([`grid`], which states the grid and why the sensitivity holds), and
+/// the released sigma is the one used (rounded up by at most 2^-40 relative). On
+/// [`ReleaseRng::Seeded`] (`rng::stream(seed, 1, Purpose::Mechanism)`: the research mode) the
+/// f64 Gaussian sums of [`noisy_sums`], bit for bit as before.
+pub fn private_standardize(
     data: &Dataset,
     source: &StdSource,
-    rng: &mut R,
+    rng: &mut ReleaseRng,
 ) -> Result<PrivateStandardization> {
     let d = data.d;
     let (epsilon, delta, public_bounds) = match source {
@@ -297,13 +304,16 @@ pub fn private_standardize<R: rand::Rng + ?Sized>(
                 for (i, c) in col.iter_mut().enumerate() {
                     *c = data.row(i)[j];
                 }
-                b.push(private_bound(&col, eps_j, rng));
+                b.push(private_bound(&col, eps_j, rng)?);
             }
             (b, (1.0 - BOUND_RHO_FRACTION) * rho, "private")
         }
     };
     let sigma = l2_sensitivity(d) / (2.0 * rho_g).sqrt();
-    let s = noisy_sums(data, &bounds, sigma, rng);
+    let (s, sigma) = match rng {
+        ReleaseRng::Seeded(r) => (noisy_sums(data, &bounds, sigma, r), sigma),
+        ReleaseRng::Secure(r) => grid::noisy_sums_exact(data, &bounds, sigma, r.as_mut())?,
+    };
     let n_hat = s[2 * d].max(1.0);
     let mut mean = Vec::with_capacity(d);
     let mut scale = Vec::with_capacity(d);
@@ -332,6 +342,10 @@ mod tests {
     use super::*;
     use crate::rng::{Purpose, stream};
     use rand::RngExt;
+
+    fn seeded(seed: u64) -> ReleaseRng {
+        ReleaseRng::Seeded(stream(seed, 1, Purpose::Mechanism))
+    }
 
     /// (b) The statistic has the sensitivity the noise assumes: for every row (random, at the
     /// bounds, huge outliers, zero), the change of (sum, sum of squares, count) when the row is
@@ -437,8 +451,7 @@ mod tests {
         let k = 400;
         let ms: Vec<f64> = (0..k)
             .map(|s| {
-                let ps = private_standardize(&data, &source, &mut stream(s, 1, Purpose::Mechanism))
-                    .unwrap();
+                let ps = private_standardize(&data, &source, &mut seeded(s)).unwrap();
                 assert!((ps.sigma / sigma - 1.0).abs() < 1e-9);
                 ps.mean[0]
             })
@@ -469,7 +482,7 @@ mod tests {
                 delta,
                 bounds: None,
             },
-            &mut stream(4, 1, Purpose::Mechanism),
+            &mut seeded(4),
         )
         .unwrap();
         let rho = rho_for(eps, delta);
@@ -503,7 +516,7 @@ mod tests {
                         delta: 5e-6,
                         bounds: None,
                     },
-                    &mut stream(s, 1, Purpose::Mechanism),
+                    &mut seeded(s),
                 )
                 .unwrap();
                 let (p, noisy) = ps.preprocess();

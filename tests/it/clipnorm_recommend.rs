@@ -13,7 +13,7 @@ use dpsgd_lab::privacy::AccountantKind;
 use dpsgd_lab::privacy::min_lipschitz::exact_probabilities;
 use dpsgd_lab::privacy::standardize::epsilon_of_rho;
 use dpsgd_lab::privacy::{RnmmConfig, private_min_lipschitz};
-use dpsgd_lab::rng::{Purpose, stream};
+use dpsgd_lab::rng::{Purpose, ReleaseRng, stream};
 
 use crate::common::{self, CliOutput, ROOT, assert_one_line_error, cli, one_line_error};
 
@@ -524,8 +524,12 @@ fn exact_rnmm_probabilities_on_neighbouring_files_respect_the_printed_epsilon() 
         let (theta, cfg, index) = run(seed);
         let (wine, _) = wine_plus("outlier", &theta.center);
         let g = g_pre(&wine, &theta);
-        let sel =
-            private_min_lipschitz(&g, &cfg, &mut stream(seed, 0, Purpose::Mechanism)).unwrap();
+        let sel = private_min_lipschitz(
+            &g,
+            &cfg,
+            &mut ReleaseRng::Seeded(stream(seed, 0, Purpose::Mechanism)),
+        )
+        .unwrap();
         assert_eq!(sel.index as u64, index, "seed {seed}");
     }
     let (theta, cfg, _) = run(0);

@@ -8,7 +8,7 @@ use dpsgd_lab::privacy::gaussian::{full_batch_epsilon, gaussian_delta};
 use dpsgd_lab::privacy::min_lipschitz::{exact_probabilities, utilities};
 use dpsgd_lab::privacy::rdp::{default_orders, rdp_subsampled_gaussian, rdp_to_epsilon};
 use dpsgd_lab::privacy::*;
-use dpsgd_lab::rng::{Purpose, stream};
+use dpsgd_lab::rng::{Purpose, ReleaseRng, stream};
 
 use crate::common::{assert_one_line_error, cli};
 
@@ -480,7 +480,7 @@ fn rnmm_matches_exponential_mechanism_probabilities() {
     let p = exact_probabilities(&G, &cfg).unwrap();
     let n = 400_000usize;
     let mut counts = vec![0usize; cfg.grid_size];
-    let mut rng = stream(42, 0, Purpose::Mechanism);
+    let mut rng = ReleaseRng::Seeded(stream(42, 0, Purpose::Mechanism));
     for _ in 0..n {
         counts[private_min_lipschitz(&G, &cfg, &mut rng).unwrap().index] += 1;
     }
@@ -525,8 +525,9 @@ fn rnmm_is_eps_dp_on_neighbours_and_seeded() {
         }
     }
     // Same seed, same answer; the answer is a candidate.
-    let a = private_min_lipschitz(&G, &cfg, &mut stream(7, 3, Purpose::Mechanism)).unwrap();
-    let b = private_min_lipschitz(&G, &cfg, &mut stream(7, 3, Purpose::Mechanism)).unwrap();
+    let seeded = || ReleaseRng::Seeded(stream(7, 3, Purpose::Mechanism));
+    let a = private_min_lipschitz(&G, &cfg, &mut seeded()).unwrap();
+    let b = private_min_lipschitz(&G, &cfg, &mut seeded()).unwrap();
     assert_eq!(a, b);
     assert_eq!(a.value, cfg.candidates().unwrap()[a.index]);
     // The mode sits at the minimum: candidates in [G_(1), G_(2)) = [0.9, 1.05) have utility 0.
@@ -537,7 +538,7 @@ fn rnmm_is_eps_dp_on_neighbours_and_seeded() {
         private_min_lipschitz(
             &[1.0, f64::NAN],
             &cfg,
-            &mut stream(1, 0, Purpose::Mechanism)
+            &mut ReleaseRng::Seeded(stream(1, 0, Purpose::Mechanism))
         )
         .is_err()
     );
