@@ -198,11 +198,15 @@ impl Spec {
     /// p = 2 sqrt(d log(1/delta)) / (n epsilon) = 2 phi / sqrt(nu) of the samples carries the
     /// tail, x = p^(-1/k) v (Eq. (96)), so sweeping phi by n moves it with phi as the lower bound's
     /// construction does; at fixed n (phi moved by epsilon) p is the spec's constant. A generator's
-    /// radial law and a CSV file are fixed: their tail does not change with phi.
+    /// radial law and a CSV file are fixed: their tail does not change with phi, except the
+    /// `two_point` law of the binding families, whose heavy atom sits at tail x tau(phi) at every
+    /// sweep point (`LawSpec::TwoPoint`; paper_refs/heavy_tail.md).
     pub fn tail_motion(&self, s: usize) -> TailMotion {
+        let two_point = matches!(self.series[s].law, Some(LawSpec::TwoPoint { .. }));
         match (&self.raw.data, self.raw.sweep.vary) {
             _ if self.series[s].control_of.is_some() => TailMotion::Fixed,
             (DataSpec::AppendixL(_), Vary::N) => TailMotion::WithPhi,
+            (DataSpec::Generated(_), _) if two_point => TailMotion::WithPhi,
             _ => TailMotion::Fixed,
         }
     }

@@ -235,6 +235,13 @@ fn a_family_whose_tail_does_not_move_with_phi_is_no_heavy_tail_test() {
     );
     let qv = upper_on_qv();
     assert_eq!(qv.tail_motion(2), TailMotion::WithPhi);
+    // The binding families' two-point law puts its heavy atom at tail x tau(phi): it moves.
+    let family = load("heavy/heavy_k1_k2.toml");
+    assert_eq!(family.tail_motion(0), TailMotion::WithPhi);
+    assert_eq!(
+        family.tail_motion(family.control(0).unwrap()),
+        TailMotion::Fixed
+    );
     let moving = attaining(&qv);
     let v = verdict_of(&moving, "k = 4");
     assert!(
