@@ -32,7 +32,7 @@ pub struct AuditArgs {
     pub delta: f64,
     /// Accountant that calibrates z from --epsilon: pld (tight) or rdp.
     #[arg(long, default_value = "pld")]
-    pub accountant: AccountantKind,
+    pub accountant: String,
     /// Trials R per side (each a full DP-SGD run); half choose thresholds, half certify.
     #[arg(long, default_value_t = 10_000)]
     pub trials: usize,
@@ -60,7 +60,13 @@ pub struct AuditArgs {
 pub fn run(a: &AuditArgs) -> Result<()> {
     let z = match (a.z, a.epsilon) {
         (Some(z), _) => z,
-        (None, Some(eps)) => calibrate_noise(a.accountant, a.q, a.steps, eps, a.delta)?,
+        (None, Some(eps)) => calibrate_noise(
+            AccountantKind::parse(&a.accountant)?,
+            a.q,
+            a.steps,
+            eps,
+            a.delta,
+        )?,
         (None, None) => anyhow::bail!("give --epsilon or --noise-multiplier"),
     };
     if a.z.is_none() && !(z.is_finite() && z >= MIN_NOISE_MULTIPLIER) {

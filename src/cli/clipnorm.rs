@@ -15,7 +15,6 @@ use dpsgd_lab::clipnorm::recommend::{
 use dpsgd_lab::clipnorm::train_config::train_config;
 use dpsgd_lab::clipnorm::{RunOptions, StudyConfig, run_study};
 use dpsgd_lab::config::load_toml;
-use dpsgd_lab::privacy::AccountantKind;
 
 /// Which clip norm to use: accuracy against tau, with the recommendation per epsilon; or
 /// `clipnorm recommend` for one data set's recommended clip norm.
@@ -204,7 +203,7 @@ pub struct RecommendArgs {
     pub grid_size: usize,
     /// Accountant calibrating DP-SGD's noise multiplier: rdp or pld.
     #[arg(long, default_value = "rdp")]
-    pub accountant: AccountantKind,
+    pub accountant: String,
     /// Seed of the public choices: the train/test split's hash key (unless --split-seed) and
     /// the written config's seed. The mechanisms' noise comes from the operating system's
     /// random source, so two runs release different noise and the seed does not replay it
@@ -280,7 +279,7 @@ fn run_recommend(a: &RecommendArgs) -> Result<()> {
         lo: a.lo,
         hi: a.hi,
         grid_size: a.grid_size,
-        accountant: a.accountant,
+        accountant: dpsgd_lab::privacy::AccountantKind::parse(&a.accountant)?,
         seed: a.seed,
         reproducible: a.reproducible,
         check_epsilon: a.check_epsilon,

@@ -124,7 +124,7 @@ pub struct EpsilonArgs {
     pub delta: f64,
     /// rdp or pld (alias prv).
     #[arg(long, default_value = "rdp")]
-    pub accountant: AccountantKind,
+    pub accountant: String,
     /// Print one JSON object as the last line.
     #[arg(long)]
     pub json: bool,
@@ -144,7 +144,7 @@ pub struct CalibrateArgs {
     pub shape: RunShape,
     /// rdp or pld (alias prv).
     #[arg(long, default_value = "rdp")]
-    pub accountant: AccountantKind,
+    pub accountant: String,
     /// Print one JSON object as the last line.
     #[arg(long)]
     pub json: bool,
@@ -195,7 +195,7 @@ pub fn run(args: &PrivacyArgs) -> Result<()> {
 }
 
 fn epsilon(a: &EpsilonArgs) -> Result<()> {
-    let kind = a.accountant;
+    let kind = AccountantKind::parse(&a.accountant)?;
     warn_delta(a.delta, a.shape.n);
     let (phases, derived) = if a.phase.is_empty() {
         let (q, steps, derived) = a.shape.resolve()?;
@@ -294,7 +294,7 @@ fn epsilon(a: &EpsilonArgs) -> Result<()> {
 }
 
 fn calibrate(a: &CalibrateArgs) -> Result<()> {
-    let kind = a.accountant;
+    let kind = AccountantKind::parse(&a.accountant)?;
     warn_delta(a.delta, a.shape.n);
     let (q, steps, derived) = a.shape.resolve()?;
     let start = std::time::Instant::now();
