@@ -160,6 +160,19 @@ mod tests {
         );
     }
 
+    /// Each candidate's frequency within 4 standard errors sqrt(p (1 - p) / N) of p, plus 1e-3
+    /// for the candidates of tiny probability whose count is a handful of draws.
+    fn assert_frequencies(counts: &[usize], p: &[f64], draws: usize) {
+        for (k, (&n, &pk)) in counts.iter().zip(p).enumerate() {
+            let f = n as f64 / draws as f64;
+            let se = (pk * (1.0 - pk) / draws as f64).sqrt();
+            assert!(
+                (f - pk).abs() <= 4.0 * se + 1e-3,
+                "candidate {k}: frequency {f} vs {pk}"
+            );
+        }
+    }
+
     /// `private_bound` samples the distribution the privacy test checks: frequencies of 20000
     /// seeded draws on a 20-row column match [`bound_probabilities`] within 4 standard errors
     /// sqrt(p (1 - p) / N) + 1e-3 per candidate. Planted bug caught: the Gumbel scale halved
@@ -177,14 +190,7 @@ mod tests {
             let c = private_bound(&col, eps_j, &mut rng).unwrap();
             counts[grid.iter().position(|&g| g == c).unwrap()] += 1;
         }
-        for (k, (&n, &pk)) in counts.iter().zip(&p).enumerate() {
-            let f = n as f64 / draws as f64;
-            let se = (pk * (1.0 - pk) / draws as f64).sqrt();
-            assert!(
-                (f - pk).abs() <= 4.0 * se + 1e-3,
-                "candidate {k}: frequency {f} vs {pk}"
-            );
-        }
+        assert_frequencies(&counts, &p, draws);
     }
     /// The exact sampler of a release (`exact::exponential`, what [`private_bound`] runs on the
     /// OS-keyed generator) draws the same distribution: 20000 draws from a seeded PCG64 on the
@@ -202,13 +208,6 @@ mod tests {
             let k = crate::privacy::exact::exponential(&mut rng, &u, bound_em_scale(eps_j));
             counts[k.unwrap()] += 1;
         }
-        for (k, (&n, &pk)) in counts.iter().zip(&p).enumerate() {
-            let f = n as f64 / draws as f64;
-            let se = (pk * (1.0 - pk) / draws as f64).sqrt();
-            assert!(
-                (f - pk).abs() <= 4.0 * se + 1e-3,
-                "candidate {k}: frequency {f} vs {pk}"
-            );
-        }
+        assert_frequencies(&counts, &p, draws);
     }
 }
